@@ -1,0 +1,1 @@
+"""The Dynamo API: pydantic models per version and the normalised graph model."""

@@ -1,0 +1,126 @@
+"""Command line: ``serve`` the function, ``render`` a claim in-process, regenerate ``xrds``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from crossplane.function import cli as sdkcli
+from crossplane.function import logging, runtime
+
+from functions.fn import FunctionRunner
+from functions.manifests import ManifestError, as_xr, dump_documents, find_composition, load_documents
+from functions.pipeline import RenderError, render
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@click.group()
+def cli() -> None:
+    """function-dynamo: the NVIDIA Dynamo operator as Crossplane composition functions."""
+
+
+@cli.command()
+@sdkcli.standard_options
+def serve(
+    debug: bool,
+    address: str,
+    tls_certs_dir: str | None,
+    insecure: bool,
+    max_recv_message_size: int,
+    max_send_message_size: int | None,
+) -> None:
+    """Serve every pipeline step over gRPC (the Crossplane function spec)."""
+    logging.configure(level=logging.Level.DEBUG if debug else logging.Level.INFO)
+    if not insecure and not tls_certs_dir:
+        raise click.UsageError("give --tls-certs-dir (or TLS_SERVER_CERTS_DIR) for mTLS, or --insecure")
+    send = max_send_message_size or max_recv_message_size
+    options = [
+        ("grpc.max_receive_message_length", max_recv_message_size * 1024 * 1024),
+        ("grpc.max_send_message_length", send * 1024 * 1024),
+    ]
+    try:
+        # --insecure wins over certificates, and only plaintext is served: the SDK would bind a
+        # TLS and a plaintext listener on the same port if given both.
+        creds = None if insecure else runtime.load_credentials(tls_certs_dir)
+        runtime.serve(FunctionRunner(), address, creds=creds, insecure=insecure, options=options)
+    except Exception as exc:  # startup failures must not look like a clean exit
+        click.echo(f"function-dynamo: cannot serve on {address}: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(1)
+
+
+@cli.command(name="render")
+@click.argument("claim", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--composition",
+    type=click.Path(exists=True, path_type=Path),
+    default=REPO_ROOT / "compositions",
+    show_default="compositions/",
+    help="A Composition file, or a directory of them (the one for the claim's kind is used).",
+)
+@click.option("-o", "--observed-resources", type=click.Path(exists=True, path_type=Path), default=None)
+@click.option("-e", "--required-resources", type=click.Path(exists=True, path_type=Path), default=None)
+@click.option("-r", "--include-function-results", is_flag=True, help="Also print the steps' results.")
+@click.option("-x", "--include-full-xr", is_flag=True, help="Print the XR's spec and metadata too.")
+@click.option("--namespace", default="default", show_default=True, help="Namespace of a claim that has none.")
+@click.option("--print-xr", is_flag=True, help="Only print the XR built from the claim, then stop.")
+def render_cmd(
+    claim: Path,
+    composition: Path,
+    observed_resources: Path | None,
+    required_resources: Path | None,
+    include_function_results: bool,
+    include_full_xr: bool,
+    namespace: str,
+    print_xr: bool,
+) -> None:
+    """Render CLAIM (a claim or an XR) through its Composition's pipeline, in-process.
+
+    Prints the XR and the composed resources like `crossplane render`.
+    """
+    try:
+        docs = load_documents(claim)
+        if len(docs) != 1:
+            raise ManifestError(f"{claim}: expected exactly one claim or XR, found {len(docs)} documents")
+        xr = as_xr(docs[0], namespace)
+        if print_xr:
+            click.echo(dump_documents([xr]), nl=False)
+            return
+        comp = find_composition(xr, load_documents(composition))
+        observed = load_documents(observed_resources) if observed_resources else []
+        required = load_documents(required_resources) if required_resources else []
+        out = render(xr, comp, observed, required)
+    except (ManifestError, RenderError) as err:
+        click.echo(f"function-dynamo render: {err}", err=True)
+        sys.exit(1)
+    composite = out.composite
+    if include_full_xr:
+        composite = {**composite, "metadata": xr.get("metadata", {}), "spec": xr.get("spec", {})}
+    docs_out = [composite, *out.composed, *(out.results if include_function_results else [])]
+    click.echo(dump_documents(docs_out), nl=False)
+
+
+@cli.command()
+@click.option("--out", type=click.Path(path_type=Path), default=REPO_ROOT / "xrds", show_default="xrds/")
+@click.option(
+    "--upstream-crds",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Upstream Dynamo CRDs (default: ../shared/upstream/crds beside the checkout).",
+)
+def xrds(out: Path, upstream_crds: Path | None) -> None:
+    """Regenerate the XRDs from the API models."""
+    from functions.api.kube_catalog import UpstreamCRDsMissing
+    from functions.xrds import write_xrds
+
+    try:
+        for path in write_xrds(out, upstream_crds):
+            click.echo(f"wrote {path}")
+    except UpstreamCRDsMissing as err:
+        click.echo(f"function-dynamo xrds: {err}", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    cli()

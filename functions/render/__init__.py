@@ -1,0 +1,1 @@
+"""Pure renderers: (normalised graph, platform config) -> Kubernetes objects as dicts."""

@@ -1,0 +1,73 @@
+"""The plain-data contract between the gRPC edge (``fn.py``) and the steps.
+
+Steps are pure functions of a ``StepRequest`` returning a ``StepResponse``; neither type
+knows about protobuf.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Severity = Literal["fatal", "warning", "normal"]
+DEFAULT_TTL_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class StepRequest:
+    input: dict[str, Any]
+    observed_composite: dict[str, Any]
+    observed_resources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    desired_composite: dict[str, Any] = field(default_factory=dict)
+    desired_resources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    required: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Result:
+    severity: Severity
+    message: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Condition:
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class DesiredResource:
+    resource: dict[str, Any]
+    ready: bool | None = None  # None: no opinion (Crossplane then treats it as not ready)
+
+
+@dataclass(frozen=True)
+class ResourceSelector:
+    api_version: str
+    kind: str
+    match_name: str | None = None
+    match_labels: dict[str, str] | None = None
+    namespace: str | None = None
+
+
+@dataclass
+class StepResponse:
+    desired_resources: dict[str, DesiredResource] = field(default_factory=dict)
+    composite_status: dict[str, Any] | None = None
+    composite_ready: bool | None = None
+    results: list[Result] = field(default_factory=list)
+    conditions: list[Condition] = field(default_factory=list)
+    requirements: dict[str, ResourceSelector] = field(default_factory=dict)
+    ttl_seconds: int = DEFAULT_TTL_SECONDS
+
+    @property
+    def fatal(self) -> bool:
+        return any(r.severity == "fatal" for r in self.results)
+
+
+def fatal(message: str, reason: str | None = None) -> StepResponse:
+    return StepResponse(results=[Result("fatal", message, reason)])

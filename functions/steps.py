@@ -1,0 +1,22 @@
+"""The step registry: the ``kind`` of a pipeline step's Input selects the step."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from functions.graph_step import render_graph_deployment
+from functions.step import StepRequest, StepResponse
+
+INPUT_API_VERSION = "dynamo.fn.crossplane.io/v1beta1"
+
+Step = Callable[[StepRequest], StepResponse]
+
+STEPS: dict[str, Step] = {
+    "GraphDeployment": render_graph_deployment,
+}
+
+
+def step_for_input(input_obj: dict) -> Step | None:
+    if input_obj.get("apiVersion") != INPUT_API_VERSION:
+        return None
+    return STEPS.get(input_obj.get("kind", ""))

@@ -1,0 +1,161 @@
+"""The CompositeResourceDefinitions of the package, assembled from the API models.
+
+Each Dynamo kind becomes a LegacyCluster XRD (cluster-scoped XR ``X<Kind>``, namespaced claim
+``<Kind>``). Upstream serves several versions through a conversion webhook; an XRD has none,
+so every served version shares one union schema and the function normalises the shapes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from functions.api import v1alpha1, v1beta1
+from functions.api.fields import cel
+from functions.api.kube_catalog import kube_catalog
+from functions.schema import UnionReport, openapi_for_model, union_schemas
+
+GROUP = "nvidia.com"
+DGD_XRD_NAME = f"xdynamographdeployments.{GROUP}"
+DGD_COMPOSITION_NAME = f"dynamographdeployments.{GROUP}"
+
+# The field that tells the two DynamoGraphDeployment shapes apart, per version.
+DGD_SHAPES = {"v1alpha1": "services", "v1beta1": "components"}
+
+
+def dgd_spec_schema(upstream_dir: Path | None = None) -> tuple[dict[str, Any], UnionReport]:
+    """The union of the v1alpha1 and v1beta1 DGD spec schemas, plus the rules that keep each shape exact."""
+    catalog = kube_catalog(upstream_dir)
+    per_version = {
+        "v1alpha1": openapi_for_model(v1alpha1.DynamoGraphDeploymentSpec, catalog["v1alpha1"]),
+        "v1beta1": openapi_for_model(v1beta1.DynamoGraphDeploymentSpec, catalog["v1beta1"]),
+    }
+    report = UnionReport()
+    spec = union_schemas(per_version["v1alpha1"], per_version["v1beta1"], report, "spec")
+    spec["x-kubernetes-validations"] = [*spec.get("x-kubernetes-validations", []), *_shape_rules(per_version)]
+    return spec, report
+
+
+def _shape_rules(per_version: dict[str, dict[str, Any]]) -> list[dict[str, str]]:
+    alpha, beta = DGD_SHAPES["v1alpha1"], DGD_SHAPES["v1beta1"]
+    rules = [
+        cel(
+            f"has(self.{alpha}) != has(self.{beta})",
+            f"exactly one of spec.{alpha} (v1alpha1 shape) or spec.{beta} (v1beta1 shape) must be set",
+        )
+    ]
+    # A top-level field that only one version has is only accepted with that version's shape.
+    for version, schema in per_version.items():
+        other = "v1beta1" if version == "v1alpha1" else "v1alpha1"
+        shape = DGD_SHAPES[version]
+        for name in sorted(set(schema["properties"]) - set(per_version[other]["properties"])):
+            if name == shape:
+                continue
+            rules.append(
+                cel(
+                    f"!has(self.{name}) || has(self.{shape})",
+                    f"spec.{name} is a {version} field: it goes with spec.{shape}, not spec.{DGD_SHAPES[other]}",
+                )
+            )
+    # An object both versions have but with different required fields keeps each version's rule.
+    for name in sorted(set(per_version["v1alpha1"]["properties"]) & set(per_version["v1beta1"]["properties"])):
+        req_a = per_version["v1alpha1"]["properties"][name].get("required", [])
+        req_b = per_version["v1beta1"]["properties"][name].get("required", [])
+        if sorted(req_a) == sorted(req_b):
+            continue
+        has_a = " && ".join(f"has(self.{name}.{f})" for f in req_a) or "true"
+        has_b = " && ".join(f"has(self.{name}.{f})" for f in req_b) or "true"
+        rules.append(
+            cel(
+                f"!has(self.{name}) || (has(self.{beta}) ? ({has_b}) : ({has_a}))",
+                f"spec.{name} requires {', '.join(req_b) or 'nothing'} with spec.{beta} "
+                f"and {', '.join(req_a) or 'nothing'} with spec.{alpha}",
+            )
+        )
+    return rules
+
+
+def dgd_status_schema(upstream_dir: Path | None = None) -> dict[str, Any]:
+    catalog = kube_catalog(upstream_dir)
+    report = UnionReport()
+    return union_schemas(
+        openapi_for_model(v1alpha1.DynamoGraphDeploymentStatus, catalog["v1alpha1"]),
+        openapi_for_model(v1beta1.DynamoGraphDeploymentStatus, catalog["v1beta1"]),
+        report,
+        "status",
+    )
+
+
+def dgd_xrd(upstream_dir: Path | None = None) -> dict[str, Any]:
+    spec, _ = dgd_spec_schema(upstream_dir)
+    schema = {
+        "openAPIV3Schema": {
+            "type": "object",
+            "properties": {"spec": spec, "status": dgd_status_schema(upstream_dir)},
+        }
+    }
+    # Crossplane appends SYNCED, READY (the Ready condition, as upstream's Ready column) and AGE.
+    columns = [{"name": "Backend", "type": "string", "jsonPath": ".spec.backendFramework"}]
+    return {
+        "apiVersion": "apiextensions.crossplane.io/v1",
+        "kind": "CompositeResourceDefinition",
+        "metadata": {"name": DGD_XRD_NAME},
+        "spec": {
+            "scope": "LegacyCluster",
+            "group": GROUP,
+            "names": {
+                "kind": "XDynamoGraphDeployment",
+                "plural": "xdynamographdeployments",
+                "singular": "xdynamographdeployment",
+                "listKind": "XDynamoGraphDeploymentList",
+            },
+            "claimNames": {
+                "kind": "DynamoGraphDeployment",
+                "plural": "dynamographdeployments",
+                "singular": "dynamographdeployment",
+                "listKind": "DynamoGraphDeploymentList",
+                "shortNames": ["dgd"],
+            },
+            "defaultCompositionRef": {"name": DGD_COMPOSITION_NAME},
+            "versions": [
+                {
+                    "name": "v1beta1",
+                    "served": True,
+                    "referenceable": True,
+                    "schema": schema,
+                    "additionalPrinterColumns": columns,
+                },
+                {
+                    "name": "v1alpha1",
+                    "served": True,
+                    "referenceable": False,
+                    "deprecated": True,
+                    "deprecationWarning": "nvidia.com/v1alpha1 DynamoGraphDeployment is deprecated; "
+                    "use nvidia.com/v1beta1 (spec.components)",
+                    "schema": schema,
+                    "additionalPrinterColumns": columns,
+                },
+            ],
+        },
+    }
+
+
+def all_xrds(upstream_dir: Path | None = None) -> dict[str, dict[str, Any]]:
+    """File name -> XRD, for everything ``xrds/`` holds."""
+    return {"dynamographdeployments.yaml": dgd_xrd(upstream_dir)}
+
+
+def dump_yaml(obj: dict[str, Any]) -> str:
+    return yaml.safe_dump(obj, sort_keys=False, width=120)
+
+
+def write_xrds(out_dir: Path, upstream_dir: Path | None = None) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, xrd in all_xrds(upstream_dir).items():
+        path = out_dir / name
+        path.write_text("# Generated by `function-dynamo xrds`; do not edit.\n" + dump_yaml(xrd))
+        written.append(path)
+    return written

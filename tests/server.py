@@ -1,0 +1,61 @@
+"""Start the real ``function-dynamo serve`` process for a test, on a free loopback port."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serving(
+    *args: str,
+    env: dict[str, str] | None = None,
+    ready_creds: grpc.ChannelCredentials | None = None,
+) -> Iterator[str]:
+    """Run the server with ``args`` (address added) until the block ends; yields ``host:port``."""
+    address = f"127.0.0.1:{free_port()}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "functions.main", "serve", "--address", address, *args],
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            if proc.poll() is not None:
+                out = proc.stdout.read().decode() if proc.stdout else ""
+                raise RuntimeError(f"server exited with {proc.returncode}: {out}")
+            channel = grpc.secure_channel(address, ready_creds) if ready_creds else grpc.insecure_channel(address)
+            try:
+                grpc.channel_ready_future(channel).result(timeout=0.5)
+                break
+            except grpc.FutureTimeoutError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"server on {address} did not become ready") from None
+            finally:
+                channel.close()
+        yield address
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()

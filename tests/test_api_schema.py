@@ -1,0 +1,116 @@
+"""The API models cover every field of the upstream CRDs, and the XRD is generated from them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from functions.api import v1alpha1, v1beta1
+from functions.api.kube_catalog import (
+    DGD_CRD_FILE,
+    kube_catalog,
+    load_upstream_crd,
+    strip_descriptions,
+    version_schemas,
+)
+from functions.schema import UnionReport, openapi_for_model, union_schemas
+from functions.xrds import all_xrds, dgd_spec_schema, dump_yaml
+from tooling import require_shared, shared_dir
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS = {"v1alpha1": v1alpha1, "v1beta1": v1beta1}
+
+
+def upstream_dir() -> Path:
+    require_shared()
+    return shared_dir() / "upstream" / "crds"
+
+
+def _sorted_required(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: sorted(v) if k == "required" else _sorted_required(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_sorted_required(v) for v in node]
+    return node
+
+
+@pytest.mark.parametrize("version", ["v1alpha1", "v1beta1"])
+@pytest.mark.parametrize("part", ["spec", "status"])
+def test_model_schema_equals_upstream_crd(version: str, part: str) -> None:
+    """Every upstream field, type, enum, pattern, bound, default, required and CEL rule is in our model."""
+    upstream = strip_descriptions(version_schemas(load_upstream_crd(upstream_dir(), DGD_CRD_FILE))[version])
+    theirs = upstream["properties"][part]
+    if part == "status":
+        theirs["properties"].pop("conditions")  # Crossplane owns status.conditions of every XR
+    model = MODELS[version].DynamoGraphDeploymentSpec if part == "spec" else MODELS[version].DynamoGraphDeploymentStatus
+    ours = openapi_for_model(model, kube_catalog(upstream_dir())[version])
+    assert _sorted_required(ours) == _sorted_required(theirs)
+
+
+def test_union_lists_every_field_where_the_versions_disagree() -> None:
+    _, report = dgd_spec_schema(upstream_dir())
+    assert report.differences == [
+        "spec.topologyConstraint: required differs (['topologyProfile'] vs ['clusterTopologyName']), union requires []"
+    ]
+
+
+def test_union_keeps_each_versions_required_fields_as_shape_rules() -> None:
+    spec, _ = dgd_spec_schema(upstream_dir())
+    rules = {r["rule"] for r in spec["x-kubernetes-validations"]}
+    assert "has(self.services) != has(self.components)" in rules
+    assert (
+        "!has(self.topologyConstraint) || (has(self.components) ? (has(self.topologyConstraint.clusterTopologyName))"
+        " : (has(self.topologyConstraint.topologyProfile)))" in rules
+    )
+    assert "!has(self.pvcs) || has(self.services)" in rules
+    assert "!has(self.env) || has(self.components)" in rules
+
+
+def test_committed_xrds_are_up_to_date() -> None:
+    for name, xrd in all_xrds(upstream_dir()).items():
+        committed = (REPO / "xrds" / name).read_text()
+        assert committed.split("\n", 1)[1] == dump_yaml(xrd), f"xrds/{name} is stale: run `function-dynamo xrds`"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected", "difference"),
+    [
+        (
+            {"type": "string", "enum": ["a"]},
+            {"type": "string", "enum": ["b"]},
+            {"type": "string", "enum": ["a", "b"]},
+            "x: enum differs (['a'] vs ['b']), union accepts both",
+        ),
+        (
+            {"type": "object", "properties": {"p": {"type": "string"}}, "required": ["p"]},
+            {"type": "object", "properties": {"q": {"type": "string"}}},
+            {"type": "object", "properties": {"p": {"type": "string"}, "q": {"type": "string"}}},
+            "x: required only in one version, dropped from the union",
+        ),
+    ],
+)
+def test_union_schemas(a: dict, b: dict, expected: dict, difference: str) -> None:
+    report = UnionReport()
+    assert union_schemas(a, b, report, "x") == expected
+    assert report.differences == [difference]
+
+
+def test_union_refuses_conflicting_types() -> None:
+    with pytest.raises(ValueError, match="type string vs integer"):
+        union_schemas({"type": "string"}, {"type": "integer"}, UnionReport(), "x")
+
+
+def test_xrd_versions_share_one_schema_and_only_v1beta1_is_referenceable() -> None:
+    (xrd,) = all_xrds(upstream_dir()).values()
+    versions = {v["name"]: v for v in xrd["spec"]["versions"]}
+    assert versions["v1beta1"]["referenceable"] is True
+    assert versions["v1alpha1"]["referenceable"] is False
+    assert versions["v1alpha1"]["deprecated"] is True
+    assert versions["v1alpha1"]["schema"] == versions["v1beta1"]["schema"]
+    assert xrd["spec"]["claimNames"]["shortNames"] == ["dgd"]
+    assert xrd["spec"]["scope"] == "LegacyCluster"
+    # No descriptions anywhere: the embedded PodSpec descriptions alone would blow the size budget.
+    assert '"description"' not in json.dumps(xrd)

@@ -1,0 +1,200 @@
+"""The real gRPC server over a socket: v1 and v1beta1 protos, errors as Fatal results, startup."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
+from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
+from google.protobuf import json_format
+
+from functions.manifests import claim_to_xr
+from server import REPO, free_port, serving
+
+INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
+XR = claim_to_xr(
+    {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "demo", "namespace": "team-a"},
+        "spec": {"components": [{"name": "Frontend", "type": "frontend"}, {"name": "Worker", "type": "worker"}]},
+    }
+)
+
+
+def request(xr: dict, input_obj: dict, module=fnv1):
+    req = module.RunFunctionRequest()
+    req.meta.tag = "tag-1"
+    req.observed.composite.resource.update(xr)
+    req.input.update(input_obj)
+    return req
+
+
+@pytest.fixture(scope="module")
+def address() -> str:
+    with serving("--insecure") as addr:
+        yield addr
+
+
+def test_v1_renders_podcliqueset_and_frontend_service(address: str) -> None:
+    with grpc.insecure_channel(address) as channel:
+        rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(request(XR, INPUT), timeout=10)
+    assert rsp.meta.tag == "tag-1"
+    assert rsp.meta.ttl.seconds == 60
+    assert list(rsp.results) == []
+    assert sorted(rsp.desired.resources) == ["podcliqueset", "service-frontend"]
+    pcs = json_format.MessageToDict(rsp.desired.resources["podcliqueset"].resource)
+    assert pcs["kind"] == "PodCliqueSet"
+    assert pcs["metadata"] == {
+        "name": "demo",
+        "namespace": "team-a",
+        "labels": {"nvidia.com/dynamo-graph-deployment-name": "demo"},
+    }
+    assert [c["name"] for c in pcs["spec"]["template"]["cliques"]] == ["frontend", "worker"]
+
+
+def test_v1beta1_proto_is_served_too(address: str) -> None:
+    with grpc.insecure_channel(address) as channel:
+        stub = grpcv1beta1.FunctionRunnerServiceStub(channel)
+        rsp = stub.RunFunction(request(XR, INPUT, fnv1beta1), timeout=10)
+    assert sorted(rsp.desired.resources) == ["podcliqueset", "service-frontend"]
+
+
+def test_bad_spec_is_a_fatal_result_naming_the_field(address: str) -> None:
+    bad = {**XR, "spec": {**XR["spec"], "components": [{"name": "Worker", "replicas": -2}]}}
+    req = request(bad, INPUT)
+    req.desired.resources["kept"].resource.update({"apiVersion": "v1", "kind": "ConfigMap"})
+    with grpc.insecure_channel(address) as channel:
+        rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(req, timeout=10)
+    assert [r.severity for r in rsp.results] == [fnv1.SEVERITY_FATAL]
+    assert "spec.components[0].replicas" in rsp.results[0].message
+    assert list(rsp.desired.resources) == ["kept"]  # desired state passes through untouched
+
+
+def test_unknown_input_kind_is_fatal(address: str) -> None:
+    with grpc.insecure_channel(address) as channel:
+        rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(
+            request(XR, {"apiVersion": INPUT["apiVersion"], "kind": "Nope"}), timeout=10
+        )
+    assert rsp.results[0].severity == fnv1.SEVERITY_FATAL
+    assert "unknown step dynamo.fn.crossplane.io/v1beta1/Nope" in rsp.results[0].message
+
+
+def test_serve_exits_non_zero_when_it_cannot_start() -> None:
+    with serving("--insecure") as addr:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "functions.main",
+                "serve",
+                "--insecure",
+                "--address",
+                addr.replace("127.0.0.1", "256.0.0.1"),
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert proc.returncode != 0
+    assert "cannot serve" in proc.stderr
+
+
+def test_serve_requires_insecure_or_certificates() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "functions.main", "serve", "--address", f"127.0.0.1:{free_port()}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 2
+    assert "--tls-certs-dir" in proc.stderr
+
+
+def make_certs(tmp: Path) -> Path:
+    """A CA, a server certificate for 127.0.0.1 and a client certificate, with openssl."""
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=tmp, check=True, capture_output=True)
+
+    run(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=test-ca",
+    )
+    for name, ext in (("tls", "subjectAltName=IP:127.0.0.1"), ("client", "extendedKeyUsage=clientAuth")):
+        run(
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            f"{name}.key",
+            "-out",
+            f"{name}.csr",
+            "-subj",
+            f"/CN={name}",
+        )
+        (tmp / f"{name}.ext").write_text(ext + "\n")
+        run(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            f"{name}.crt",
+            "-days",
+            "1",
+            "-extfile",
+            f"{name}.ext",
+        )
+    return tmp
+
+
+def test_insecure_with_certificates_serves_only_plaintext(tmp_path: Path) -> None:
+    """The SDK would bind TLS and plaintext listeners together; every plaintext call must succeed."""
+    certs = make_certs(tmp_path)
+    with serving("--insecure", env={"TLS_SERVER_CERTS_DIR": str(certs)}) as addr:
+        for _ in range(20):
+            with grpc.insecure_channel(addr) as channel:
+                rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(request(XR, INPUT), timeout=10)
+            assert rsp.meta.tag == "tag-1"
+
+
+def test_mtls_accepts_a_client_signed_by_the_ca_and_rejects_plaintext(tmp_path: Path) -> None:
+    certs = make_certs(tmp_path)
+    creds = grpc.ssl_channel_credentials(
+        root_certificates=(certs / "ca.crt").read_bytes(),
+        private_key=(certs / "client.key").read_bytes(),
+        certificate_chain=(certs / "client.crt").read_bytes(),
+    )
+    with serving("--tls-certs-dir", str(certs), ready_creds=creds) as addr:
+        with grpc.secure_channel(addr, creds) as channel:
+            rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(request(XR, INPUT), timeout=10)
+        assert rsp.meta.tag == "tag-1"
+        with grpc.insecure_channel(addr) as channel, pytest.raises(grpc.RpcError):
+            grpcv1.FunctionRunnerServiceStub(channel).RunFunction(request(XR, INPUT), timeout=5)

@@ -1,0 +1,119 @@
+"""`function-dynamo render` as a user runs it, and the pipeline runner's requirement loop."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from functions.pipeline import RenderError, fetch, render
+from server import REPO
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "functions.main", "render", *args], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_render_prints_xr_then_composed_resources_sorted_by_resource_name() -> None:
+    proc = run_cli("examples/vllm-disagg.yaml")
+    assert proc.returncode == 0, proc.stderr
+    docs = list(yaml.safe_load_all(proc.stdout))
+    assert [d["kind"] for d in docs] == ["XDynamoGraphDeployment", "PodCliqueSet", "Service"]
+    xr, pcs, svc = docs
+    assert xr["status"]["conditions"][0]["message"] == "Unready resources: podcliqueset, service-frontend"
+    assert pcs["metadata"]["name"] == "vllm-disagg"
+    assert pcs["metadata"]["namespace"] == "dynamo-demo"
+    assert pcs["metadata"]["labels"]["crossplane.io/claim-name"] == "vllm-disagg"
+    assert pcs["metadata"]["ownerReferences"][0]["kind"] == "XDynamoGraphDeployment"
+    assert [c["name"] for c in pcs["spec"]["template"]["cliques"]] == [
+        "frontend",
+        "vllmdecodeworker",
+        "vllmprefillworker",
+    ]
+    assert svc["metadata"]["name"] == "vllm-disagg-frontend"
+
+
+def test_render_with_results_and_full_xr() -> None:
+    proc = run_cli("examples/vllm-agg.yaml", "-x", "-r")
+    assert proc.returncode == 0, proc.stderr
+    xr = next(yaml.safe_load_all(proc.stdout))
+    assert xr["spec"]["claimRef"] == {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "name": "vllm-agg",
+        "namespace": "dynamo-demo",
+    }
+
+
+def test_render_reports_a_bad_claim_with_the_field_and_exits_1(tmp_path: Path) -> None:
+    claim = yaml.safe_load((REPO / "examples" / "vllm-agg.yaml").read_text())
+    claim["spec"]["components"][1]["replicas"] = "two"
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(claim))
+    proc = run_cli(str(path))
+    assert proc.returncode == 1
+    assert "spec.components[1].replicas" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_render_rejects_a_kind_it_does_not_serve(tmp_path: Path) -> None:
+    path = tmp_path / "cm.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    proc = run_cli(str(path))
+    assert proc.returncode == 1
+    assert "kind: 'ConfigMap' is not a claim kind" in proc.stderr
+
+
+def _fake_runner(calls: list[fnv1.RunFunctionRequest]):
+    def runner(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
+        calls.append(fnv1.RunFunctionRequest.FromString(req.SerializeToString()))
+        rsp = fnv1.RunFunctionResponse()
+        rsp.requirements.resources["cfg"].CopyFrom(
+            fnv1.ResourceSelector(api_version="v1", kind="ConfigMap", match_name="wanted")
+        )
+        return rsp
+
+    return runner
+
+
+def test_requirement_loop_feeds_requested_resources_back_until_stable() -> None:
+    calls: list[fnv1.RunFunctionRequest] = []
+    xr = {"apiVersion": "example.org/v1", "kind": "XThing", "metadata": {"name": "t"}}
+    comp = {
+        "spec": {
+            "compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XThing"},
+            "mode": "Pipeline",
+            "pipeline": [{"step": "one", "functionRef": {"name": "f"}}],
+        }
+    }
+    required = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "wanted"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other"}},
+    ]
+    render(xr, comp, required=required, runner=_fake_runner(calls))
+    assert len(calls) == 2  # first call asks, second call gets it and asks the same: stable
+    assert "cfg" not in calls[0].required_resources
+    (item,) = calls[1].required_resources["cfg"].items
+    assert item.resource["metadata"]["name"] == "wanted"
+
+
+def test_fetch_by_labels_sorted_by_name() -> None:
+    sel = fnv1.ResourceSelector(api_version="v1", kind="Pod")
+    sel.match_labels.labels["app"] = "x"
+    pods = [
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": n, "labels": {"app": a}}}
+        for n, a in (("b", "x"), ("a", "x"), ("c", "y"))
+    ]
+    assert [r.resource["metadata"]["name"] for r in fetch(sel, pods).items] == ["a", "b"]
+
+
+def test_composition_for_another_kind_is_refused() -> None:
+    comp = {"spec": {"compositeTypeRef": {"apiVersion": "v1", "kind": "Other"}, "mode": "Pipeline"}}
+    with pytest.raises(RenderError, match="does not match XR's kind"):
+        render({"apiVersion": "v1", "kind": "XThing", "metadata": {"name": "t"}}, comp)

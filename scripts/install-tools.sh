@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Install the non-Python tools the tests use, into a cache outside the repo:
+#
+#   ${FUNCTION_DYNAMO_CACHE:-$HOME/.cache/function-dynamo}/
+#     bin/crank-<CROSSPLANE_VERSION>   the Crossplane CLI, built from its Go module
+#     crds/<name>/*.yaml               CRDs of the APIs we render into (copies)
+#     tools.env                        CRANK=... and CRDS_DIR=... (KEY=VALUE, unquoted)
+#
+# Idempotent: a crank binary that is present and reports the pinned version is
+# not rebuilt; a CRD directory whose .source stamp matches the pinned module is
+# not re-copied. Needs: go, python3.
+set -euo pipefail
+
+# --- pinned versions (one constant each) -------------------------------------
+
+# Crossplane CLI. Not v2.2.4 (the release we target): the Go module proxy
+# reachable from here and from CI refuses github.com/crossplane/crossplane/v2
+# v2.2.2, v2.2.3 and v2.2.4 ("403 This module version is not available");
+# v2.2.1 is the newest v2.2.x it serves. `go install ...@v2.2.1` fails too
+# (the proxy also refuses @v/list, used for the deprecation lookup), so we
+# download the module and `go build` it from its directory.
+CROSSPLANE_VERSION=v2.2.1
+CROSSPLANE_MODULE=github.com/crossplane/crossplane/v2
+
+# Grove. This version is not in the Go checksum database, so it is fetched with
+# GONOSUMDB for github.com/ai-dynamo/grove and its hash is checked against
+# GROVE_SUM instead.
+GROVE_MODULE=github.com/ai-dynamo/grove/operator/api
+GROVE_VERSION=v0.1.0-alpha.12-rc1
+GROVE_SUM="h1:rhi1HzLU68RO573k0bQHkTc+o293Ij2sVYmNPoc1d2s="
+
+LWS_MODULE=sigs.k8s.io/lws
+LWS_VERSION=v0.9.0
+
+ISTIO_MODULE=istio.io/api
+ISTIO_VERSION=v1.23.1
+
+GAIE_MODULE=sigs.k8s.io/gateway-api-inference-extension
+GAIE_VERSION=v1.2.0
+
+# Volcano: volcano.sh/apis ships Go types and example objects (artifacts/*.yaml)
+# but no CRD YAMLs; the proxy refuses volcano.sh/volcano@v1.12.x (the main repo,
+# where upstream keeps its CRDs), so there is no Go-module source for them here.
+# So no crds/volcano/ directory is made; tests needing it must skip (or fail in CI).
+VOLCANO_MODULE=volcano.sh/apis
+VOLCANO_VERSION=v1.12.2
+
+# -----------------------------------------------------------------------------
+
+CACHE="${FUNCTION_DYNAMO_CACHE:-$HOME/.cache/function-dynamo}"
+BIN_DIR="$CACHE/bin"
+CRDS_DIR="$CACHE/crds"
+CRANK="$BIN_DIR/crank-$CROSSPLANE_VERSION"
+
+die() { echo "install-tools.sh: error: $*" >&2; exit 1; }
+step() { echo "==> install-tools: $*"; }
+
+command -v go >/dev/null 2>&1 || die "go not found on PATH (Go >= 1.25, as required by crossplane $CROSSPLANE_VERSION's go.mod, builds the Crossplane CLI)"
+command -v python3 >/dev/null 2>&1 || die "python3 not found on PATH"
+
+mkdir -p "$BIN_DIR" "$CRDS_DIR"
+work="$(mktemp -d)"
+# Half-written outputs (staging dirs, temp binaries) to remove if we stop early.
+partial=()
+cleanup() { rm -rf "$work" ${partial[@]+"${partial[@]}"}; }
+trap cleanup EXIT
+trap "exit 130" INT
+trap "exit 143" TERM
+# Run go outside any module or workspace so a go.mod nearby cannot interfere.
+export GOWORK=off
+
+start=$SECONDS
+step "cache: $CACHE ($(go version))"
+
+# json_field JSON FIELD: print one top-level string field of a JSON object.
+json_field() {
+    python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2]) or "")' "$1" "$2"
+}
+
+# mod_download MODULE@VERSION: download into the Go module cache and set
+# MOD_DIR (the read-only source dir) and MOD_SUM (its h1: hash).
+mod_download() {
+    local json
+    if ! json="$(cd "$work" && go mod download -json "$1" 2>"$work/stderr")"; then
+        local err=""
+        [[ -n "$json" ]] && err="$(json_field "$json" Error 2>/dev/null || true)"
+        [[ -n "$err" ]] || err="$(cat "$work/stderr")"
+        die "go mod download $1 failed: $err"
+    fi
+    MOD_DIR="$(json_field "$json" Dir)"
+    MOD_SUM="$(json_field "$json" Sum)"
+    [[ -d "$MOD_DIR" ]] || die "go mod download $1 reported no usable Dir (got '$MOD_DIR')"
+}
+
+# --- Crossplane CLI -----------------------------------------------------------
+
+crank_ok() {
+    [[ -x "$CRANK" ]] && "$CRANK" version --client 2>/dev/null | grep -qF "$CROSSPLANE_VERSION"
+}
+
+if crank_ok; then
+    step "crank $CROSSPLANE_VERSION: present, skipping build: $CRANK"
+else
+    step "crank $CROSSPLANE_VERSION: downloading module $CROSSPLANE_MODULE@$CROSSPLANE_VERSION"
+    mod_download "$CROSSPLANE_MODULE@$CROSSPLANE_VERSION"
+    step "crank $CROSSPLANE_VERSION: building ./cmd/crank in $MOD_DIR (takes ~2-5 minutes on 2 cores)"
+    t0=$SECONDS
+    tmp_bin="$BIN_DIR/.crank-$CROSSPLANE_VERSION.tmp.$$"
+    partial+=("$tmp_bin")
+    # go prints one "go: downloading" line per dependency (~230 on a cold
+    # module cache): keep its output in a log, show it only on failure.
+    build_log="$work/go-build.log"
+    if ! (cd "$MOD_DIR" && CGO_ENABLED=0 go build -trimpath \
+            -ldflags "-X=$CROSSPLANE_MODULE/internal/version.version=$CROSSPLANE_VERSION" \
+            -o "$tmp_bin" ./cmd/crank) >"$build_log" 2>&1; then
+        rm -f "$tmp_bin"
+        grep -v '^go: downloading ' "$build_log" | tail -n 60 >&2 || true
+        die "building crank $CROSSPLANE_VERSION failed (go output above)"
+    fi
+    mv -f "$tmp_bin" "$CRANK"
+    crank_ok || die "built $CRANK but '$CRANK version --client' does not report $CROSSPLANE_VERSION"
+    step "crank $CROSSPLANE_VERSION: built in $((SECONDS - t0))s ($(grep -c '^go: downloading ' "$build_log" || true) modules downloaded): $CRANK"
+fi
+
+# --- CRDs -----------------------------------------------------------------------
+
+# install_crds NAME MODULE VERSION EXPECTED_SUM GLOB...
+#   Copy the files matching GLOB (relative to the module dir) into
+#   $CRDS_DIR/NAME/. EXPECTED_SUM may be empty (then the checksum database,
+#   which go consults itself, vouches for the module).
+install_crds() {
+    local name="$1" module="$2" version="$3" want_sum="$4"
+    shift 4
+    local dest="$CRDS_DIR/$name"
+    local source="$module@$version${want_sum:+ $want_sum}"
+    if [[ -f "$dest/.source" && "$(cat "$dest/.source")" == "$source" ]]; then
+        step "crds/$name: up to date ($module@$version): $dest"
+        return
+    fi
+    step "crds/$name: downloading $module@$version"
+    mod_download "$module@$version"
+    if [[ -n "$want_sum" && "$MOD_SUM" != "$want_sum" ]]; then
+        die "checksum mismatch for $module@$version: got '$MOD_SUM', pinned '$want_sum' -- refusing to use it"
+    fi
+    local stage="$CRDS_DIR/.$name.tmp.$$"
+    partial+=("$stage")
+    rm -rf "$stage"
+    mkdir -p "$stage"
+    local pattern f n=0
+    for pattern in "$@"; do
+        for f in "$MOD_DIR"/$pattern; do
+            [[ -f "$f" ]] || die "$module@$version: no file matches '$pattern' in $MOD_DIR"
+            grep -q '^kind: CustomResourceDefinition' "$f" \
+                || die "$module@$version: ${f#"$MOD_DIR"/} is not a CustomResourceDefinition"
+            install -m 0644 "$f" "$stage/"
+            echo "      ${f#"$MOD_DIR"/}"
+            n=$((n + 1))
+        done
+    done
+    printf '%s\n' "$source" >"$stage/.source"
+    rm -rf "$dest"
+    mv "$stage" "$dest"
+    step "crds/$name: copied $n file(s) to $dest"
+}
+
+GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/ai-dynamo/grove" \
+    install_crds grove "$GROVE_MODULE" "$GROVE_VERSION" "$GROVE_SUM" 'core/v1alpha1/crds/*.yaml'
+install_crds lws "$LWS_MODULE" "$LWS_VERSION" "" 'config/crd/bases/*.yaml'
+install_crds istio "$ISTIO_MODULE" "$ISTIO_VERSION" "" 'kubernetes/customresourcedefinitions.gen.yaml'
+install_crds gaie "$GAIE_MODULE" "$GAIE_VERSION" "" 'config/crd/bases/*.yaml'
+step "crds/volcano: skipped: $VOLCANO_MODULE@$VOLCANO_VERSION ships no CRD YAMLs"
+
+# --- tools.env ------------------------------------------------------------------
+
+{
+    echo "CRANK=$CRANK"
+    echo "CRDS_DIR=$CRDS_DIR"
+} >"$CACHE/tools.env.tmp.$$"
+mv -f "$CACHE/tools.env.tmp.$$" "$CACHE/tools.env"
+
+step "wrote $CACHE/tools.env:"
+sed 's/^/      /' "$CACHE/tools.env"
+step "done in $((SECONDS - start))s"

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Set up everything the tests need, then run pytest with the given arguments.
+#
+#   scripts/test.sh [pytest args...]
+#
+# Runs scripts/setup.sh (Python env), scripts/install-tools.sh (crank + CRDs),
+# then .venv/bin/python -m pytest "$@". pytest's exit code 5 (no tests
+# collected) is turned into a failure.
+set -euo pipefail
+
+die() { echo "test.sh: error: $*" >&2; exit 1; }
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+
+bash scripts/setup.sh || die "scripts/setup.sh failed"
+bash scripts/install-tools.sh || die "scripts/install-tools.sh failed"
+
+echo "==> test: .venv/bin/python -m pytest $*"
+rc=0
+.venv/bin/python -m pytest "$@" || rc=$?
+if [[ $rc -eq 5 ]]; then
+    die "pytest collected no tests (exit code 5); counting that as a failure"
+fi
+exit "$rc"

@@ -7,6 +7,7 @@ import tarfile
 from pathlib import Path
 
 import yaml
+
 from server import REPO
 from tooling import require_crank
 

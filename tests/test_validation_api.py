@@ -1,0 +1,204 @@
+"""Public API: loading, caching, version handling and speed on a large schema."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from functions.validation import ValidationResult, Violation, load_crds, load_yaml_documents, validate
+from functions.validation.compiled import compiled_version
+
+DESCRIPTION = "A field description that is long enough to look like the generated ones in real CRDs. " * 3
+
+
+def _leaf(i: int) -> dict[str, Any]:
+    kinds = [
+        {"type": "string", "maxLength": 253},
+        {"type": "integer", "format": "int32", "minimum": 0},
+        {"type": "boolean"},
+        {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "atomic"},
+        {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+    ]
+    return {**kinds[i % len(kinds)], "description": DESCRIPTION}
+
+
+def _container() -> dict[str, Any]:
+    props: dict[str, Any] = {f"field{i}": _leaf(i) for i in range(40)}
+    props["name"] = {"type": "string", "description": DESCRIPTION}
+    props["image"] = {"type": "string", "description": DESCRIPTION}
+    props["env"] = {
+        "type": "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+        "items": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {"name": {"type": "string"}, "value": {"type": "string"}},
+        },
+    }
+    props["resources"] = {
+        "type": "object",
+        "properties": {
+            "limits": {"type": "object", "additionalProperties": _leaf(4)},
+            "requests": {"type": "object", "additionalProperties": _leaf(4)},
+        },
+    }
+    return {"type": "object", "required": ["name"], "properties": props}
+
+
+def _pod_spec() -> dict[str, Any]:
+    props: dict[str, Any] = {f"podField{i}": _leaf(i) for i in range(40)}
+    props["containers"] = {
+        "type": "array",
+        "items": {
+            **_container(),
+            "x-kubernetes-validations": [{"rule": "self.name == 'main' || has(self.image)", "message": "image"}],
+        },
+    }
+    props["initContainers"] = {"type": "array", "items": _container()}
+    return {"type": "object", "properties": props}
+
+
+def big_crd() -> dict[str, Any]:
+    component = {
+        "type": "object",
+        "properties": {
+            "replicas": {"type": "integer", "minimum": 0},
+            "podSpec": _pod_spec(),
+            **{f"variant{i}": _pod_spec() for i in range(20)},
+        },
+        "x-kubernetes-validations": [{"rule": "self.replicas <= 100"}],
+    }
+    spec = {
+        "type": "object",
+        "properties": {"services": {"type": "object", "additionalProperties": component}},
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "bigs.example.org"},
+        "spec": {
+            "group": "example.org",
+            "names": {"kind": "Big", "plural": "bigs"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
+                }
+            ],
+        },
+    }
+
+
+def big_object() -> dict[str, Any]:
+    def container(name: str) -> dict[str, Any]:
+        return {
+            "name": name,
+            "image": "registry.example.org/some/image:1.2.3",
+            "env": [{"name": f"VAR_{i}", "value": f"value-{i}"} for i in range(12)],
+            "resources": {"limits": {"cpu": "2", "memory": "8Gi"}, "requests": {"cpu": 1}},
+            **{f"field{i}": _value(i) for i in range(10)},
+        }
+
+    services = {
+        f"worker{n}": {"replicas": 2, "podSpec": {"containers": [container("main"), container("sidecar")]}}
+        for n in range(12)
+    }
+    return {
+        "apiVersion": "example.org/v1",
+        "kind": "Big",
+        "metadata": {"name": "big"},
+        "spec": {"services": services},
+    }
+
+
+def _value(i: int) -> Any:
+    return ["text", 3, True, ["a", "b"], "50%"][i % 5]
+
+
+def test_large_schema_validates_fast_after_first_compile() -> None:
+    crd, obj = big_crd(), big_object()
+    assert len(json.dumps(crd)) > 900_000
+    assert len(json.dumps(obj)) > 18_000
+    assert validate(obj, crd).ok  # first call compiles
+    runs = 5
+    start = time.perf_counter()
+    for _ in range(runs):
+        result = validate(obj, crd)
+    elapsed = (time.perf_counter() - start) / runs
+    assert result.ok
+    assert elapsed < 0.1, f"validation took {elapsed * 1000:.1f} ms"
+    bad = copy.deepcopy(obj)
+    bad["spec"]["services"]["worker3"]["podSpec"]["containers"][1].pop("image")
+    bad["spec"]["services"]["worker5"]["replicas"] = 101
+    assert [(v.path, v.message) for v in validate(bad, crd).violations] == [
+        ("spec.services.worker3.podSpec.containers[1]", "image"),
+        ("spec.services.worker5", "failed rule: self.replicas <= 100"),
+    ]
+
+
+def test_compiled_schemas_are_cached_per_crd_version() -> None:
+    crd = big_crd()
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    first = compiled_version("bigs.example.org", "v1", schema)
+    assert compiled_version("bigs.example.org", "v1", schema) is first
+    # An equal copy (e.g. the CRD loaded again) reuses the compiled schema too.
+    assert compiled_version("bigs.example.org", "v1", copy.deepcopy(schema)) is first
+    changed = copy.deepcopy(schema)
+    changed["properties"]["spec"]["properties"]["extra"] = {"type": "string"}
+    assert compiled_version("bigs.example.org", "v1", changed) is not first
+
+
+def test_validate_returns_a_result_with_sorted_tuples() -> None:
+    crd = big_crd()
+    obj = big_object()
+    obj["spec"]["zzz"] = 1
+    obj["spec"]["aaa"] = 1
+    result = validate(obj, crd)
+    assert isinstance(result, ValidationResult)
+    assert result.violations == (
+        Violation("spec.aaa", "unknown field", 'unknown field "aaa"'),
+        Violation("spec.zzz", "unknown field", 'unknown field "zzz"'),
+    )
+
+
+def test_violation_str() -> None:
+    assert str(Violation("spec.a", "type", "must be of type integer, got string")) == (
+        "spec.a: must be of type integer, got string (type)"
+    )
+
+
+def test_non_object_and_missing_type_meta() -> None:
+    crd = big_crd()
+    assert [(v.path, v.rule) for v in validate([], crd).violations] == [("<root>", "type")]  # type: ignore[arg-type]
+    assert [(v.path, v.rule) for v in validate({"spec": {}}, crd).violations] == [
+        ("apiVersion", "required"),
+        ("kind", "required"),
+    ]
+
+
+def test_yaml_loading_keeps_timestamps_as_strings_and_flattens_lists(tmp_path: Path) -> None:
+    path = tmp_path / "objs.yaml"
+    path.write_text(
+        "kind: List\nitems:\n- {kind: A, when: 2024-01-02T03:04:05Z}\n- {kind: B, day: 2024-01-02}\n---\n---\nkind: C\n"
+    )
+    docs = load_yaml_documents(path)
+    assert docs == [
+        {"kind": "A", "when": "2024-01-02T03:04:05Z"},
+        {"kind": "B", "day": "2024-01-02"},
+        {"kind": "C"},
+    ]
+
+
+def test_load_crds_single_file(tmp_path: Path) -> None:
+    path = tmp_path / "crd.yaml"
+    path.write_text(json.dumps(big_crd()))  # JSON is YAML, and much faster to write
+    crds = load_crds(path)
+    assert list(crds) == [("example.org", "Big")]
+    assert validate(big_object(), crds[("example.org", "Big")]).ok

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from crdfactory import build_crd
 from functions.validation import ValidationResult, Violation, load_crds, load_yaml_documents, validate
 from functions.validation.compiled import compiled_version
 
@@ -76,24 +77,7 @@ def big_crd() -> dict[str, Any]:
         "type": "object",
         "properties": {"services": {"type": "object", "additionalProperties": component}},
     }
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "bigs.example.org"},
-        "spec": {
-            "group": "example.org",
-            "names": {"kind": "Big", "plural": "bigs"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
-                }
-            ],
-        },
-    }
+    return build_crd("example.org", "Big", "bigs", {"type": "object", "properties": {"spec": spec}})
 
 
 def big_object() -> dict[str, Any]:

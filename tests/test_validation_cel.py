@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from crdfactory import build_crd
 from functions.validation import NotEvaluated, Violation, validate, validate_object
 from functions.validation.cel import compile_rule, uses_old_self
 from functions.validation.celvalues import escape
@@ -109,33 +110,19 @@ SPEC_SCHEMA: dict[str, Any] = {
     },
 }
 
-CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "gizmos.example.org"},
-    "spec": {
-        "group": "example.org",
-        "names": {"kind": "Gizmo", "plural": "gizmos"},
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "x-kubernetes-validations": [
-                            rule("self.metadata.name.startsWith('g')", message="name must start with g"),
-                            rule("self.kind == 'Gizmo' && self.apiVersion == 'example.org/v1'"),
-                        ],
-                        "properties": {"spec": SPEC_SCHEMA},
-                    }
-                },
-            }
+CRD: dict[str, Any] = build_crd(
+    "example.org",
+    "Gizmo",
+    "gizmos",
+    {
+        "type": "object",
+        "x-kubernetes-validations": [
+            rule("self.metadata.name.startsWith('g')", message="name must start with g"),
+            rule("self.kind == 'Gizmo' && self.apiVersion == 'example.org/v1'"),
         ],
+        "properties": {"spec": SPEC_SCHEMA},
     },
-}
+)
 
 
 def gizmo(name: str = "g1", **spec: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from crdfactory import build_crd
 from functions.validation import validate
 from functions.validation.k8scel import parse_quantity
 
@@ -66,38 +67,24 @@ RULES = [
     "sets.intersects(self.l, [9, 2])",
 ]
 
-CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "ts.x.org"},
-    "spec": {
-        "group": "x.org",
-        "names": {"kind": "T", "plural": "ts"},
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {
-                                "type": "object",
-                                "properties": {
-                                    "s": {"type": "string"},
-                                    "l": {"type": "array", "items": {"type": "integer"}},
-                                },
-                                "x-kubernetes-validations": [{"rule": r} for r in RULES],
-                            }
-                        },
-                    }
+CRD: dict[str, Any] = build_crd(
+    "x.org",
+    "T",
+    "ts",
+    {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "s": {"type": "string"},
+                    "l": {"type": "array", "items": {"type": "integer"}},
                 },
+                "x-kubernetes-validations": [{"rule": r} for r in RULES],
             }
-        ],
+        },
     },
-}
+)
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from crdfactory import build_crd
 from functions.validation import Violation, validate, validate_object
 from functions.validation.defaults import prepare
 from functions.validation.jsconvert import go_regex_to_python
@@ -68,38 +69,17 @@ SPEC_SCHEMA: dict[str, Any] = {
 
 
 def make_crd(spec_schema: dict[str, Any], *, served: bool = True) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.org"},
-        "spec": {
-            "group": "example.org",
-            "names": {"kind": "Widget", "plural": "widgets"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": served,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "apiVersion": {"type": "string"},
-                                "kind": {"type": "string"},
-                                "metadata": {
-                                    "type": "object",
-                                    "properties": {"name": {"type": "string", "maxLength": 20}},
-                                },
-                                "spec": spec_schema,
-                            },
-                        }
-                    },
-                },
-                {"name": "v0", "served": False, "storage": False, "schema": {"openAPIV3Schema": {}}},
-            ],
+    root_schema = {
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}}},
+            "spec": spec_schema,
         },
     }
+    v0 = {"name": "v0", "served": False, "storage": False, "schema": {"openAPIV3Schema": {}}}
+    return build_crd("example.org", "Widget", "widgets", root_schema, served=served, extra_versions=[v0])
 
 
 CRD = make_crd(SPEC_SCHEMA)

@@ -2,25 +2,97 @@
 
 from __future__ import annotations
 
-from functions.api.graph import SpecError, graph_from_xr
+from typing import Any
+
+from functions.api.graph import Graph, SpecError, graph_from_xr
+from functions.api.platform import (
+    PLATFORM_REQUIREMENT,
+    PlatformConfig,
+    PlatformConfigError,
+    platform_config,
+)
+from functions.render import backends
 from functions.render.grove import render_podcliqueset
-from functions.render.services import render_component_service
+from functions.render.naming import MAX_COMBINED_GROVE_NAME, grove_name_budget, podcliqueset_name
+from functions.render.podspec import PodContext
+from functions.render.rbac import render_discovery_rbac
+from functions.render.services import (
+    model_service_name,
+    needs_service,
+    render_component_service,
+    render_model_service,
+)
 from functions.step import DesiredResource, StepRequest, StepResponse, fatal
 
 PCS_RESOURCE = "podcliqueset"
+WAIT_LEADER_RESOURCE = "wait-leader-configmap"
+ENABLE_GROVE_ANNOTATION = "nvidia.com/enable-grove"
 
 
 def service_resource_name(component_key: str) -> str:
     return f"service-{component_key}"
 
 
+def _check_supported(graph: Graph, platform: PlatformConfig) -> None:
+    if graph.metadata_annotations.get(ENABLE_GROVE_ANNOTATION, "").lower() == "false" or not platform.grove_enabled:
+        where = (
+            f"metadata.annotations[{ENABLE_GROVE_ANNOTATION}]"
+            if graph.metadata_annotations.get(ENABLE_GROVE_ANNOTATION, "").lower() == "false"
+            else "EnvironmentConfig/dynamo-platform data.orchestrators.grove.enabled"
+        )
+        raise SpecError(f"{where}: the component pathway (without Grove) is not supported yet")
+    for component in graph.components:
+        for path in component.unsupported:
+            raise SpecError(f"{path}: not supported yet by function-dynamo")
+
+
+def _check_grove_names(graph: Graph) -> None:
+    pcs = podcliqueset_name(graph)
+    for component in graph.components:
+        if len(pcs) + grove_name_budget(component) > MAX_COMBINED_GROVE_NAME:
+            raise SpecError(
+                f"spec.{'services' if graph.shape == 'v1alpha1' else 'components'}.{component.name}: Grove limits "
+                f"PodCliqueSet + scaling group + clique names to {MAX_COMBINED_GROVE_NAME} characters; "
+                f"{component.key!r} leaves no room for the name {pcs!r}"
+            )
+
+
+def _backends(graph: Graph) -> dict[str, str]:
+    resolved = {}
+    for component in graph.components:
+        main = next(c for c in component.pod_template["spec"]["containers"] if c.get("name") == "main")
+        try:
+            resolved[component.name] = backends.resolve_backend(component.component_type, main, graph.backend_framework)
+        except backends.BackendError as err:
+            raise SpecError(f"spec.backendFramework: {component.name}: {err}") from None
+    return resolved
+
+
+def render_graph(graph: Graph, platform: PlatformConfig) -> dict[str, dict[str, Any]]:
+    """Composed resource name -> object for the Grove pathway."""
+    _check_supported(graph, platform)
+    _check_grove_names(graph)
+    ctx = PodContext(graph=graph, platform=platform)
+    desired: dict[str, dict[str, Any]] = {PCS_RESOURCE: render_podcliqueset(ctx, _backends(graph))}
+    for component in graph.components:
+        if needs_service(component, ctx.discovery_backend):
+            desired[service_resource_name(component.key)] = render_component_service(
+                graph, component, ctx.discovery_backend
+            )
+    if ctx.discovery_backend == "kubernetes":
+        desired.update(render_discovery_rbac(graph))
+    for model in sorted({c.model_ref for c in graph.components if c.model_ref}):
+        desired[model_service_name(model)] = render_model_service(graph, model)
+    if any(c.multinode for c in graph.components):
+        desired[WAIT_LEADER_RESOURCE] = backends.wait_leader_configmap(graph.name, graph.namespace)
+    return desired
+
+
 def render_graph_deployment(request: StepRequest) -> StepResponse:
     try:
+        platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
         graph = graph_from_xr(request.observed_composite)
-    except SpecError as err:
+        desired = render_graph(graph, platform)
+    except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
-    desired = {PCS_RESOURCE: DesiredResource(render_podcliqueset(graph))}
-    for component in graph.components:
-        if component.component_type == "frontend":
-            desired[service_resource_name(component.key)] = DesiredResource(render_component_service(graph, component))
-    return StepResponse(desired_resources=desired)
+    return StepResponse(desired_resources={name: DesiredResource(obj) for name, obj in desired.items()})

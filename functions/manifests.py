@@ -84,15 +84,26 @@ class _RenderDumper(yaml.SafeDumper):
     single-quotes one that merely cannot be plain ("a: b").
     """
 
+    _STRING_TAGS = frozenset({"tag:yaml.org,2002:str", "tag:yaml.org,2002:yaml"})  # "yaml": PyYAML's "*"/"&"/"!"
+
+    # YAML 1.1 booleans Go's resolver knows and PyYAML's does not.
+    _GO_ONLY_BOOLS = frozenset({"y", "Y", "n", "N"})
+
     def choose_scalar_style(self) -> str | None:
         style = super().choose_scalar_style()
-        if style == "'" and self.event is not None and not self.event.implicit[0]:
+        if isinstance(self.event, yaml.ScalarEvent) and "\n" in self.event.value and self.analysis.allow_block:
+            return "|"  # Go writes multi-line strings as literal blocks
+        if isinstance(self.event, yaml.ScalarEvent) and self.event.value in self._GO_ONLY_BOOLS:
             return '"'
+        if style == "'" and isinstance(self.event, yaml.ScalarEvent):
+            plain_tag = self.resolve(yaml.ScalarNode, self.event.value, (True, False))
+            if plain_tag not in self._STRING_TAGS:
+                return '"'
         return style
 
 
 def dump_documents(docs: list[dict[str, Any]]) -> str:
     """YAML documents as crossplane render prints them (``---`` before each, keys sorted)."""
     return "".join(
-        "---\n" + yaml.dump(d, Dumper=_RenderDumper, sort_keys=True, width=10_000, allow_unicode=True) for d in docs
+        "---\n" + yaml.dump(d, Dumper=_RenderDumper, sort_keys=True, width=80, allow_unicode=True) for d in docs
     )

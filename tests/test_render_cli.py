@@ -24,9 +24,24 @@ def test_render_prints_xr_then_composed_resources_sorted_by_resource_name() -> N
     proc = run_cli("examples/vllm-disagg.yaml")
     assert proc.returncode == 0, proc.stderr
     docs = list(yaml.safe_load_all(proc.stdout))
-    assert [d["kind"] for d in docs] == ["XDynamoGraphDeployment", "PodCliqueSet", "Service"]
-    xr, pcs, svc = docs
-    assert xr["status"]["conditions"][0]["message"] == "Unready resources: podcliqueset, service-frontend"
+    names = [d["metadata"].get("annotations", {}).get("crossplane.io/composition-resource-name") for d in docs[1:]]
+    assert names == sorted(names)
+    assert [d["kind"] for d in docs] == [
+        "XDynamoGraphDeployment",
+        "Role",
+        "RoleBinding",
+        "ServiceAccount",
+        "PodCliqueSet",
+        "Service",
+        "Service",
+        "Service",
+    ]
+    xr = docs[0]
+    pcs = next(d for d in docs if d["kind"] == "PodCliqueSet")
+    svc = next(d for d in docs if d["kind"] == "Service")
+    assert xr["status"]["conditions"][0]["message"] == (
+        "Unready resources: discovery-role, discovery-rolebinding, discovery-serviceaccount, and 4 more"
+    )
     assert pcs["metadata"]["name"] == "vllm-disagg"
     assert pcs["metadata"]["namespace"] == "dynamo-demo"
     assert pcs["metadata"]["labels"]["crossplane.io/claim-name"] == "vllm-disagg"

@@ -121,9 +121,15 @@ def test_rendered_example_resources_validate(claim_path: Path, grove_crds: dict)
 
 
 def test_rendering_for_grove_validation_catches_a_bad_podcliqueset(grove_crds: dict) -> None:
-    (pcs, *_) = rendered(load_claim(EXAMPLE_CLAIMS[0]))
+    pcs = next(o for o in rendered(load_claim(EXAMPLE_CLAIMS[0])) if o["kind"] == "PodCliqueSet")
     pcs["spec"]["template"]["cliqueStartupType"] = "Whenever"
     assert validate_object(pcs, grove_crds[("grove.io", "PodCliqueSet")]) != []
+
+
+# Features that need later work end in a Fatal result naming the field (README "Not supported yet").
+NOT_SUPPORTED_YET = re.compile(
+    r"(gpuMemoryService|failover|checkpoint): not supported yet|nvidia.com/enable-grove\]: the component pathway"
+)
 
 
 @pytest.mark.parametrize(("doc_id", "doc"), CORPUS, ids=[c[0] for c in CORPUS])
@@ -135,5 +141,11 @@ def test_corpus_dgds_render_to_valid_resources(doc_id: str, doc: dict[str, Any],
         with pytest.raises(RenderError, match=re.escape("exactly one of spec.services")):
             rendered(doc)
         return
-    for obj in rendered(doc):
+    try:
+        objects = rendered(doc)
+    except RenderError as err:
+        assert NOT_SUPPORTED_YET.search(str(err)), str(err)
+        return
+    assert any(o["kind"] == "PodCliqueSet" for o in objects)
+    for obj in objects:
         check_resource(obj, grove_crds)

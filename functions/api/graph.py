@@ -34,8 +34,27 @@ CROSSPLANE_SPEC_KEYS = frozenset(
 )
 
 
+def merge_envs(base: list[dict[str, Any]], override: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Env lists merged by name, ``override`` winning, sorted by name (upstream MergeEnvs)."""
+    merged = {e["name"]: e for e in base}
+    merged.update({e["name"]: e for e in override})
+    return [merged[name] for name in sorted(merged)]
+
+
 class SpecError(ValueError):
     """Bad input; ``str()`` names the field path and the rule, e.g. ``spec.services.X.replicas: ...``."""
+
+
+DEFAULT_SHARED_MEMORY = "8Gi"
+
+
+@dataclass(frozen=True)
+class VolumeMount:
+    """A PVC mounted into container ``main``; the volume and claim are both named ``name``."""
+
+    name: str
+    mount_point: str | None = None
+    compilation_cache: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,6 +71,13 @@ class Component:
     pod_template: dict[str, Any] = field(default_factory=dict)  # metadata + spec, main container "main"
     pack_domain: str | None = None
     model_ref: str | None = None
+    min_available: int | None = None
+    shared_memory: str | None = DEFAULT_SHARED_MEMORY  # size of the /dev/shm volume; None: no volume
+    volume_mounts: tuple[VolumeMount, ...] = ()
+    frontend_sidecar: dict[str, Any] | None = None
+    global_namespace: bool = False
+    # Field paths of features this package does not render yet (the step returns a Fatal naming them).
+    unsupported: tuple[str, ...] = ()
 
     @property
     def multinode(self) -> bool:
@@ -79,6 +105,7 @@ class Graph:
 
 
 MAIN_CONTAINER = "main"
+GPU_RESOURCE = "nvidia.com/gpu"
 
 
 def _error_path(err: dict[str, Any], prefix: str) -> str:
@@ -118,13 +145,16 @@ def graph_from_xr(xr: dict[str, Any]) -> Graph:
     try:
         if shape == "v1alpha1":
             parsed_a = v1alpha1.DynamoGraphDeploymentSpec.model_validate(spec)
-            components = tuple(_from_service(k, s) for k, s in sorted((parsed_a.services or {}).items()))
+            components = tuple(component_from_service(k, s) for k, s in sorted((parsed_a.services or {}).items()))
             parsed: Any = parsed_a
             graph_envs = parsed_a.envs or []
             pack_domain = parsed_a.topologyConstraint.packDomain if parsed_a.topologyConstraint else None
         else:
             parsed_b = v1beta1.DynamoGraphDeploymentSpec.model_validate(spec)
-            components = tuple(_from_component(c) for c in sorted(parsed_b.components or [], key=lambda c: c.name))
+            components = tuple(
+                component_from_v1beta1(c, i)
+                for i, c in sorted(enumerate(parsed_b.components or []), key=lambda ic: ic[1].name)
+            )
             parsed = parsed_b
             graph_envs = parsed_b.env or []
             pack_domain = parsed_b.topologyConstraint.packDomain if parsed_b.topologyConstraint else None
@@ -147,93 +177,6 @@ def graph_from_xr(xr: dict[str, Any]) -> Graph:
     )
 
 
-def _from_service(key: str, service: v1alpha1.Service) -> Component:
-    extra = copy.deepcopy(service.extraPodSpec or {})
-    main = extra.pop("mainContainer", None) or {}
-    main = {"name": MAIN_CONTAINER, **{k: v for k, v in main.items() if k != "name"}}
-    if service.envs:
-        main["env"] = merge_envs(main.get("env", []), copy.deepcopy(service.envs))
-    if service.envFromSecret:
-        main["envFrom"] = [*main.get("envFrom", []), {"secretRef": {"name": service.envFromSecret}}]
-    if service.livenessProbe is not None:
-        main["livenessProbe"] = copy.deepcopy(service.livenessProbe)
-    if service.readinessProbe is not None:
-        main["readinessProbe"] = copy.deepcopy(service.readinessProbe)
-    if service.resources is not None:
-        main["resources"] = container_resources(service.resources, main.get("resources") or {})
-    containers = [*extra.pop("containers", []), main]
-    pod_metadata = service.extraPodMetadata
-    return Component(
-        name=key,
-        component_type=service.componentType,
-        sub_component_type=service.subComponentType,
-        replicas=1 if service.replicas is None else service.replicas,
-        node_count=service.multinode.nodeCount if service.multinode else 1,
-        labels=dict(service.labels or {}),
-        annotations=dict(service.annotations or {}),
-        pod_template={
-            "metadata": {
-                "labels": dict((pod_metadata.labels if pod_metadata else None) or {}),
-                "annotations": dict((pod_metadata.annotations if pod_metadata else None) or {}),
-            },
-            "spec": {**extra, "containers": containers},
-        },
-        pack_domain=service.topologyConstraint.packDomain if service.topologyConstraint else None,
-        model_ref=service.modelRef.name if service.modelRef else None,
-    )
-
-
-def merge_envs(base: list[dict[str, Any]], override: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Env lists merged by name, ``override`` winning, sorted by name (upstream MergeEnvs)."""
-    merged = {e["name"]: e for e in base}
-    merged.update({e["name"]: e for e in override})
-    return [merged[name] for name in sorted(merged)]
-
-
-GPU_RESOURCE = "nvidia.com/gpu"
-
-
-def container_resources(resources: v1alpha1.Resources, existing: dict[str, Any]) -> dict[str, Any]:
-    """Dynamo's cpu/memory/gpu/custom resources as container requests/limits; claims are appended."""
-    out = copy.deepcopy(existing)
-    for part in ("requests", "limits"):
-        item = getattr(resources, part)
-        if item is None:
-            continue
-        values = out.setdefault(part, {})
-        if item.cpu:
-            values["cpu"] = item.cpu
-        if item.memory:
-            values["memory"] = item.memory
-        if item.gpu:
-            values[item.gpuType or GPU_RESOURCE] = item.gpu
-        values.update(item.custom or {})
-    if resources.claims:
-        out["claims"] = [*out.get("claims", []), *(c.model_dump(exclude_none=True) for c in resources.claims)]
-    return out
-
-
-def _from_component(component: v1beta1.Component) -> Component:
-    template = copy.deepcopy(component.podTemplate or {})
-    spec = template.setdefault("spec", {})
-    containers = spec.get("containers") or []
-    if not any(c.get("name") == MAIN_CONTAINER for c in containers):
-        containers = [*containers, {"name": MAIN_CONTAINER}]
-    spec["containers"] = containers
-    meta = template.setdefault("metadata", {})
-    ctype = component.type_
-    return Component(
-        name=component.name,
-        component_type=ctype,
-        sub_component_type=None,
-        replicas=1 if component.replicas is None else component.replicas,
-        node_count=component.multinode.nodeCount if component.multinode else 1,
-        labels={},
-        annotations={},
-        pod_template={
-            "metadata": {"labels": dict(meta.get("labels") or {}), "annotations": dict(meta.get("annotations") or {})},
-            "spec": spec,
-        },
-        pack_domain=component.topologyConstraint.packDomain if component.topologyConstraint else None,
-        model_ref=component.modelRef.name if component.modelRef else None,
-    )
+# The per-version normalisers import the model above; imported last to avoid a cycle.
+from functions.api.from_v1alpha1 import component_from_service  # noqa: E402
+from functions.api.from_v1beta1 import component_from_v1beta1  # noqa: E402

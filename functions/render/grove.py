@@ -1,100 +1,102 @@
-"""The Grove pathway: one PodCliqueSet per DynamoGraphDeployment (reference §1.3)."""
+"""The Grove pathway: one PodCliqueSet per DynamoGraphDeployment (reference §1.3, newer upstream)."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from functions.api.graph import MAIN_CONTAINER, Component, Graph, merge_envs
-from functions.render.labels import component_labels
+from functions.api.graph import Component, Graph
+from functions.render import backends
+from functions.render.labels import clique_annotations, clique_labels
 from functions.render.naming import clique_names, podcliqueset_name
+from functions.render.podspec import PodContext, render_pod_spec
 
 GROVE_API_VERSION = "grove.io/v1alpha1"
-DEFAULT_TERMINATION_DELAY = "15m"
-
-# Ports of container "main" per component type (reference §2.3).
-PORTS_BY_TYPE: dict[str, list[dict[str, Any]]] = {
-    "frontend": [{"name": "http", "containerPort": 8000, "protocol": "TCP"}],
-    "planner": [
-        {"name": "metrics", "containerPort": 9085, "protocol": "TCP"},
-        {"name": "system", "containerPort": 9090, "protocol": "TCP"},
-    ],
-    "epp": [
-        {"name": "grpc", "containerPort": 9002, "protocol": "TCP"},
-        {"name": "grpc-health", "containerPort": 9003, "protocol": "TCP"},
-        {"name": "metrics", "containerPort": 9090, "protocol": "TCP"},
-    ],
-}
-WORKER_PORTS = [
-    {"name": "system", "containerPort": 9090, "protocol": "TCP"},
-    {"name": "nixl", "containerPort": 19090, "protocol": "TCP"},
-]
-for _worker_type in ("worker", "prefill", "decode"):
-    PORTS_BY_TYPE[_worker_type] = WORKER_PORTS
+GRAPH_NAME_LABEL = "nvidia.com/dynamo-graph-deployment-name"
+KAI_SCHEDULER = "kai-scheduler"
+KAI_QUEUE_LABEL = "kai.scheduler/queue"
+KAI_QUEUE_ANNOTATION = "nvidia.com/kai-scheduler-queue"
+DEFAULT_KAI_QUEUE = "dynamo"
+STARTUP_ANY_ORDER = "CliqueStartupTypeAnyOrder"
+STARTUP_EXPLICIT = "CliqueStartupTypeExplicit"
 
 
-def render_pod_spec(graph: Graph, component: Component) -> dict[str, Any]:
-    spec = copy.deepcopy(component.pod_template.get("spec", {}))
-    for container in spec["containers"]:
-        if container["name"] != MAIN_CONTAINER:
-            continue
-        if graph.envs or container.get("env"):
-            container["env"] = merge_envs(list(graph.envs), container.get("env", []))
-        if "ports" not in container and component.component_type in PORTS_BY_TYPE:
-            container["ports"] = copy.deepcopy(PORTS_BY_TYPE[component.component_type])
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 60)
-    return spec
+def _kai_queue(graph: Graph) -> str:
+    return (graph.metadata_annotations.get(KAI_QUEUE_ANNOTATION) or "").strip() or DEFAULT_KAI_QUEUE
 
 
-def _clique(graph: Graph, component: Component, name: str, replicas: int, min_available: int) -> dict[str, Any]:
-    clique: dict[str, Any] = {
-        "name": name,
-        "labels": component_labels(graph, component),
-        "spec": {
-            "roleName": name,
-            "replicas": replicas,
-            "minAvailable": min_available,
-            "podSpec": render_pod_spec(graph, component),
-        },
-    }
-    annotations = {
-        **graph.annotations,
-        **component.annotations,
-        **component.pod_template.get("metadata", {}).get("annotations", {}),
-    }
+def _role_pod_spec(ctx: PodContext, component: Component, role: str | None) -> dict[str, Any]:
+    pod = render_pod_spec(ctx, component)
+    if role is not None:
+        backends.apply_multinode(
+            ctx.backend,
+            backends.MultinodeRole(
+                pathway="grove",
+                role=role,  # type: ignore[arg-type]
+                node_count=component.node_count,
+                component_key=component.key,
+                graph_name=ctx.graph.name,
+                namespace=ctx.graph.namespace,
+            ),
+            pod,
+            vllm_executor=backends.executor_backend(component.annotations, ctx.graph.metadata_annotations),
+            ssh_secret_name=ctx.platform.mpi.sshSecretName,
+        )
+    if ctx.platform.kai_enabled and not pod.get("schedulerName"):
+        pod["schedulerName"] = KAI_SCHEDULER
+    return pod
+
+
+def _clique(
+    ctx: PodContext, component: Component, name: str, replicas: int, min_available: int, role: str | None
+) -> dict[str, Any]:
+    pod = _role_pod_spec(ctx, component, role)
+    labels = clique_labels(ctx, component)
+    if pod.get("schedulerName") == KAI_SCHEDULER and ctx.platform.kai_enabled:
+        labels = dict(sorted({**labels, KAI_QUEUE_LABEL: _kai_queue(ctx.graph)}.items()))
+    clique: dict[str, Any] = {"name": name, "labels": labels}
+    annotations = clique_annotations(ctx, component)
     if annotations:
-        clique["annotations"] = dict(sorted(annotations.items()))
+        clique["annotations"] = annotations
+    clique["spec"] = {"roleName": name, "replicas": replicas, "minAvailable": min_available, "podSpec": pod}
     if component.pack_domain and not component.multinode:
         clique["topologyConstraint"] = {"packDomain": component.pack_domain}
     return clique
 
 
-def render_podcliqueset(graph: Graph, termination_delay: str = DEFAULT_TERMINATION_DELAY) -> dict[str, Any]:
+def render_podcliqueset(ctx: PodContext, component_backends: dict[str, str]) -> dict[str, Any]:
+    """``component_backends`` maps component name to its resolved backend (vllm, sglang, trtllm, noop)."""
+    graph = ctx.graph
     cliques: list[dict[str, Any]] = []
     scaling_groups: list[dict[str, Any]] = []
+    explicit_startup = False
     for component in graph.components:
+        cctx = PodContext(graph=graph, platform=ctx.platform, backend=component_backends.get(component.name, "noop"))
         if not component.multinode:
             (name,) = clique_names(component)
-            cliques.append(_clique(graph, component, name, component.replicas, 1))
+            cliques.append(_clique(cctx, component, name, component.replicas, component.min_available or 1, None))
             continue
-        leader, worker = clique_names(component)
+        leader_name, worker_name = clique_names(component)
         workers = component.node_count - 1
-        cliques.append(_clique(graph, component, leader, 1, 1))
-        cliques.append(_clique(graph, component, worker, workers, workers))
+        leader = _clique(cctx, component, leader_name, 1, 1, "leader")
+        worker = _clique(cctx, component, worker_name, workers, workers, "worker")
+        if cctx.backend == "trtllm":
+            # mpirun on the leader needs the workers' sshd up first (upstream applyCliqueStartupDependencies).
+            leader["spec"]["startsAfter"] = [worker_name]
+            explicit_startup = True
+        cliques += [leader, worker]
         group: dict[str, Any] = {
             "name": component.key,
-            "cliqueNames": [leader, worker],
+            "cliqueNames": [leader_name, worker_name],
             "replicas": component.replicas,
-            "minAvailable": 1,
+            "minAvailable": component.min_available or 1,
         }
         if component.pack_domain:
             group["topologyConstraint"] = {"packDomain": component.pack_domain}
         scaling_groups.append(group)
     template: dict[str, Any] = {
-        "cliqueStartupType": "CliqueStartupTypeAnyOrder",
+        "cliqueStartupType": STARTUP_EXPLICIT if explicit_startup else STARTUP_ANY_ORDER,
         "headlessServiceConfig": {"publishNotReadyAddresses": True},
-        "terminationDelay": termination_delay,
+        "terminationDelay": ctx.platform.orchestrators.grove.terminationDelay,
         "cliques": cliques,
     }
     if scaling_groups:
@@ -106,7 +108,7 @@ def render_podcliqueset(graph: Graph, termination_delay: str = DEFAULT_TERMINATI
     metadata: dict[str, Any] = {
         "name": podcliqueset_name(graph),
         "namespace": graph.namespace,
-        "labels": dict(sorted({**graph.labels, "nvidia.com/dynamo-graph-deployment-name": graph.name}.items())),
+        "labels": dict(sorted({**graph.labels, GRAPH_NAME_LABEL: graph.name}.items())),
     }
     if graph.annotations:
         metadata["annotations"] = dict(sorted(graph.annotations.items()))

@@ -1,11 +1,15 @@
-"""Label keys and the label sets put on cliques and Services (reference §1.3, §1.5)."""
+"""Labels and annotations of cliques and Services, in upstream's precedence order (§1.3, §1.5)."""
 
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 from functions.api.graph import Component, Graph
 from functions.render.naming import component_resource_name, dynamo_namespace
+
+if TYPE_CHECKING:
+    from functions.render.podspec import PodContext
 
 SELECTOR = "nvidia.com/selector"
 GRAPH_NAME = "nvidia.com/dynamo-graph-deployment-name"
@@ -15,7 +19,17 @@ COMPONENT_TYPE = "nvidia.com/dynamo-component-type"
 SUB_COMPONENT_TYPE = "nvidia.com/dynamo-sub-component-type"
 BASE_MODEL_HASH = "nvidia.com/dynamo-base-model-hash"
 METRICS_ENABLED = "nvidia.com/metrics-enabled"
+DISCOVERY_BACKEND = "nvidia.com/dynamo-discovery-backend"
+DISCOVERY_ENABLED = "nvidia.com/dynamo-discovery-enabled"
 ENABLE_METRICS_ANNOTATION = "nvidia.com/enable-metrics"
+# DGD metadata annotations every component inherits (upstream propagates these five).
+PROPAGATED_ANNOTATIONS = (
+    "nvidia.com/enable-metrics",
+    "nvidia.com/dynamo-discovery-backend",
+    "nvidia.com/dynamo-kube-discovery-mode",
+    "nvidia.com/dynamo-operator-origin-version",
+    "nvidia.com/vllm-distributed-executor-backend",
+)
 
 
 def model_hash(model_name: str) -> str:
@@ -23,12 +37,13 @@ def model_hash(model_name: str) -> str:
 
 
 def component_labels(graph: Graph, component: Component) -> dict[str, str]:
-    """Base labels, then user labels, then the system labels re-asserted (later wins)."""
+    """Base labels, then DGD and component labels, then pod-template labels; system labels re-asserted."""
+    dyn_ns = dynamo_namespace(graph, component)
     labels = {
         SELECTOR: component_resource_name(graph, component),
         GRAPH_NAME: graph.name,
         COMPONENT: component.name,
-        NAMESPACE: dynamo_namespace(graph),
+        NAMESPACE: dyn_ns,
     }
     if component.component_type:
         labels[COMPONENT_TYPE] = component.component_type
@@ -42,14 +57,41 @@ def component_labels(graph: Graph, component: Component) -> dict[str, str]:
     labels.update(component.labels)
     labels.update(component.pod_template.get("metadata", {}).get("labels", {}))
     labels[GRAPH_NAME] = graph.name
-    labels[NAMESPACE] = dynamo_namespace(graph)
+    labels[NAMESPACE] = dyn_ns
     if component.component_type:
         labels[COMPONENT_TYPE] = component.component_type
     return dict(sorted(labels.items()))
 
 
+def discovery_labels(discovery_backend: str) -> dict[str, str]:
+    if discovery_backend != "kubernetes":
+        return {}
+    return {DISCOVERY_BACKEND: "kubernetes", DISCOVERY_ENABLED: "true"}
+
+
+def clique_labels(ctx: PodContext, component: Component) -> dict[str, str]:
+    labels = {**component_labels(ctx.graph, component), **discovery_labels(ctx.discovery_backend)}
+    return dict(sorted(labels.items()))
+
+
+def component_annotations(graph: Graph, component: Component) -> dict[str, str]:
+    """DGD spec.annotations and the propagated DGD metadata annotations under the component's own."""
+    annotations = dict(graph.annotations)
+    annotations.update({k: v for k, v in graph.metadata_annotations.items() if k in PROPAGATED_ANNOTATIONS})
+    annotations.update(component.annotations)
+    annotations.update(component.pod_template.get("metadata", {}).get("annotations", {}))
+    return annotations
+
+
+def clique_annotations(ctx: PodContext, component: Component) -> dict[str, str]:
+    annotations = component_annotations(ctx.graph, component)
+    if ctx.discovery_backend:
+        annotations[DISCOVERY_BACKEND] = ctx.discovery_backend
+    return dict(sorted(annotations.items()))
+
+
 def selector_labels(graph: Graph, component: Component) -> dict[str, str]:
-    selector = {COMPONENT: component.name, NAMESPACE: dynamo_namespace(graph)}
+    selector = {COMPONENT: component.name, NAMESPACE: dynamo_namespace(graph, component)}
     if component.component_type:
         selector[COMPONENT_TYPE] = component.component_type
     return dict(sorted(selector.items()))

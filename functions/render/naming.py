@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from functions.api.graph import Component, Graph
 
+GLOBAL_DYNAMO_NAMESPACE = "dynamo"
 
-def dynamo_namespace(graph: Graph) -> str:
-    """Dynamo's runtime namespace: ``{k8sNamespace}-{dgdName}`` with dots replaced."""
+
+def dynamo_namespace(graph: Graph, component: Component | None = None) -> str:
+    """Dynamo's runtime namespace: ``{k8sNamespace}-{dgdName}`` with dots replaced, or ``dynamo`` if global."""
+    if component is not None and component.global_namespace:
+        return GLOBAL_DYNAMO_NAMESPACE
     return f"{graph.namespace}-{graph.name.replace('.', '-')}"
 
 
@@ -18,8 +22,31 @@ def service_name(graph: Graph, component: Component) -> str:
     return component_resource_name(graph, component).replace(".", "-")
 
 
+MAX_COMBINED_GROVE_NAME = 45  # Grove's webhook limit on len(pcs) + len(pcsg) + len(clique)
+MIN_PCS_NAME = 8
+
+
+def _fnv32a(data: bytes) -> int:
+    value = 0x811C9DC5
+    for byte in data:
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+def grove_name_budget(component: Component) -> int:
+    """Characters a component takes from the 45: its clique, plus its scaling group when multinode."""
+    if component.multinode:
+        return len(component.key) + max(len(n) for n in clique_names(component))
+    return len(component.key)
+
+
 def podcliqueset_name(graph: Graph) -> str:
-    return graph.name
+    """The DGD name, or when too long for Grove's limit, a prefix plus 4 hex of its FNV-1a hash (newer upstream)."""
+    budget = MAX_COMBINED_GROVE_NAME - max((grove_name_budget(c) for c in graph.components), default=0)
+    budget = max(budget, MIN_PCS_NAME)
+    if len(graph.name) <= budget:
+        return graph.name
+    return f"{graph.name[: budget - 5]}-{_fnv32a(graph.name.encode()) & 0xFFFF:04x}"
 
 
 def clique_names(component: Component) -> tuple[str, ...]:
@@ -27,3 +54,8 @@ def clique_names(component: Component) -> tuple[str, ...]:
     if component.multinode:
         return (f"{component.key}-ldr", f"{component.key}-wkr")
     return (component.key,)
+
+
+def discovery_service_account(graph: Graph) -> str:
+    """The per-DGD ServiceAccount for Kubernetes discovery; its Role and RoleBinding add suffixes."""
+    return f"{graph.name}-k8s-service-discovery"

@@ -1,11 +1,12 @@
-"""Kubernetes Services for components (reference §1.5)."""
+"""Kubernetes Services: one per component (frontend only without Kubernetes discovery), and the
+headless model Service for components with a ``modelRef`` (reference §1.5, §4.4)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from functions.api.graph import Component, Graph
-from functions.render.labels import component_labels, selector_labels
+from functions.render.labels import BASE_MODEL_HASH, component_labels, discovery_labels, model_hash, selector_labels
 from functions.render.naming import service_name
 
 FRONTEND_PORT = {"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"}
@@ -21,14 +22,45 @@ def service_port(component: Component) -> dict[str, Any]:
     return dict(SYSTEM_PORT)
 
 
-def render_component_service(graph: Graph, component: Component) -> dict[str, Any]:
+def needs_service(component: Component, discovery_backend: str) -> bool:
+    return discovery_backend == "kubernetes" or component.component_type == "frontend"
+
+
+def render_component_service(graph: Graph, component: Component, discovery_backend: str) -> dict[str, Any]:
+    labels = {**component_labels(graph, component), **discovery_labels(discovery_backend)}
+    selector = selector_labels(graph, component)
     return {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {
             "name": service_name(graph, component),
             "namespace": graph.namespace,
-            "labels": component_labels(graph, component),
+            "labels": dict(sorted(labels.items())),
         },
-        "spec": {"selector": selector_labels(graph, component), "ports": [service_port(component)]},
+        "spec": {"selector": selector, "ports": [service_port(component)]},
+    }
+
+
+def model_service_name(model_name: str) -> str:
+    return f"dynamo-model-{model_hash(model_name)}"
+
+
+def render_model_service(graph: Graph, model_name: str) -> dict[str, Any]:
+    """A headless Service selecting every ready pod serving the model, by its base-model hash label
+    (upstream model_service.go: DGD spec.annotations plus the model name annotation, system port 9090)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": model_service_name(model_name),
+            "namespace": graph.namespace,
+            "labels": {BASE_MODEL_HASH: model_hash(model_name), "nvidia.com/managed-by": "dynamo-operator"},
+            "annotations": dict(sorted({**graph.annotations, "nvidia.com/dynamo-base-model": model_name}.items())),
+        },
+        "spec": {
+            "clusterIP": "None",
+            "selector": {BASE_MODEL_HASH: model_hash(model_name)},
+            "publishNotReadyAddresses": False,
+            "ports": [{"name": "system", "port": 9090, "targetPort": 9090, "protocol": "TCP"}],
+        },
     }

@@ -1,0 +1,119 @@
+"""A v1alpha1 service becomes a graph ``Component`` whose pod template is in v1beta1 form.
+
+The mapping follows upstream's v1alpha1 -> v1beta1 conversion (reference §8): extraPodSpec and
+mainContainer, envs, envFromSecret, probes and resources all land in container ``main``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from functions.api import v1alpha1
+from functions.api.graph import (
+    DEFAULT_SHARED_MEMORY,
+    GPU_RESOURCE,
+    MAIN_CONTAINER,
+    Component,
+    SpecError,
+    VolumeMount,
+    merge_envs,
+)
+
+
+def container_resources(resources: v1alpha1.Resources, existing: dict[str, Any]) -> dict[str, Any]:
+    """Dynamo's cpu/memory/gpu/custom resources as container requests/limits; claims are appended."""
+    out = copy.deepcopy(existing)
+    for part in ("requests", "limits"):
+        item = getattr(resources, part)
+        if item is None:
+            continue
+        values = out.setdefault(part, {})
+        if item.cpu:
+            values["cpu"] = item.cpu
+        if item.memory:
+            values["memory"] = item.memory
+        if item.gpu:
+            values[item.gpuType or GPU_RESOURCE] = item.gpu
+        values.update(item.custom or {})
+    if resources.claims:
+        out["claims"] = [*out.get("claims", []), *(c.model_dump(exclude_none=True) for c in resources.claims)]
+    return out
+
+
+def _main_container(key: str, service: v1alpha1.Service, extra: dict[str, Any]) -> dict[str, Any]:
+    main = extra.pop("mainContainer", None) or {}
+    main = {"name": MAIN_CONTAINER, **{k: v for k, v in main.items() if k != "name"}}
+    if service.envs:
+        main["env"] = merge_envs(main.get("env", []), copy.deepcopy(service.envs))
+    if service.envFromSecret:
+        main["envFrom"] = [*main.get("envFrom", []), {"secretRef": {"name": service.envFromSecret}}]
+    if service.livenessProbe is not None:
+        main["livenessProbe"] = copy.deepcopy(service.livenessProbe)
+    if service.readinessProbe is not None:
+        main["readinessProbe"] = copy.deepcopy(service.readinessProbe)
+    if service.resources is not None:
+        main["resources"] = container_resources(service.resources, main.get("resources") or {})
+    for index, mount in enumerate(service.volumeMounts or []):
+        if mount.useAsCompilationCache:
+            continue  # rendered as the compilation cache (backend-specific default path)
+        if not mount.mountPoint:
+            raise SpecError(
+                f"spec.services.{key}.volumeMounts[{index}].mountPoint: required unless useAsCompilationCache is set"
+            )
+        main.setdefault("volumeMounts", []).append({"name": mount.name, "mountPath": mount.mountPoint})
+    return main
+
+
+def _shared_memory(service: v1alpha1.Service) -> str | None:
+    if service.sharedMemory is None:
+        return DEFAULT_SHARED_MEMORY
+    if service.sharedMemory.disabled:
+        return None
+    return str(service.sharedMemory.size) if service.sharedMemory.size is not None else DEFAULT_SHARED_MEMORY
+
+
+def _unsupported(key: str, service: v1alpha1.Service) -> tuple[str, ...]:
+    prefix = f"spec.services.{key}"
+    found = []
+    if service.gpuMemoryService and service.gpuMemoryService.enabled:
+        found.append(f"{prefix}.gpuMemoryService")
+    if service.failover and service.failover.enabled:
+        found.append(f"{prefix}.failover")
+    if service.checkpoint and service.checkpoint.enabled:
+        found.append(f"{prefix}.checkpoint")
+    return tuple(found)
+
+
+def component_from_service(key: str, service: v1alpha1.Service) -> Component:
+    extra = copy.deepcopy(service.extraPodSpec or {})
+    main = _main_container(key, service, extra)
+    containers = [*extra.pop("containers", []), main]
+    pod_metadata = service.extraPodMetadata
+    sidecar = service.frontendSidecar.model_dump(exclude_none=True) if service.frontendSidecar else None
+    return Component(
+        name=key,
+        component_type=service.componentType,
+        sub_component_type=service.subComponentType,
+        replicas=1 if service.replicas is None else service.replicas,
+        node_count=service.multinode.nodeCount if service.multinode else 1,
+        labels=dict(service.labels or {}),
+        annotations=dict(service.annotations or {}),
+        pod_template={
+            "metadata": {
+                "labels": dict((pod_metadata.labels if pod_metadata else None) or {}),
+                "annotations": dict((pod_metadata.annotations if pod_metadata else None) or {}),
+            },
+            "spec": {**extra, "containers": containers},
+        },
+        pack_domain=service.topologyConstraint.packDomain if service.topologyConstraint else None,
+        model_ref=service.modelRef.name if service.modelRef else None,
+        min_available=service.minAvailable,
+        shared_memory=_shared_memory(service),
+        volume_mounts=tuple(
+            VolumeMount(m.name, m.mountPoint, True) for m in service.volumeMounts or [] if m.useAsCompilationCache
+        ),
+        frontend_sidecar=sidecar,
+        global_namespace=bool(service.globalDynamoNamespace),
+        unsupported=_unsupported(key, service),
+    )

@@ -1,0 +1,70 @@
+"""A v1beta1 component becomes a graph ``Component`` (its pod template is already in that form)."""
+
+from __future__ import annotations
+
+import copy
+
+from functions.api import v1beta1
+from functions.api.graph import DEFAULT_SHARED_MEMORY, MAIN_CONTAINER, Component, VolumeMount
+
+SUB_COMPONENT_LABEL = "nvidia.com/dynamo-sub-component-type"
+WORKER_SUB_TYPES = ("prefill", "decode")
+
+
+def _types(component: v1beta1.Component, labels: dict[str, str]) -> tuple[str | None, str | None]:
+    """prefill/decode components converted from v1alpha1 (they carry the sub-type label) stay workers."""
+    ctype = component.type_
+    if ctype in WORKER_SUB_TYPES and labels.get(SUB_COMPONENT_LABEL) == ctype:
+        return "worker", ctype
+    return ctype, None
+
+
+def _shared_memory(component: v1beta1.Component) -> str | None:
+    size = component.sharedMemorySize
+    if size is None:
+        return DEFAULT_SHARED_MEMORY
+    return None if str(size) == "0" else str(size)
+
+
+def _unsupported(component: v1beta1.Component, index: int) -> tuple[str, ...]:
+    experimental = component.experimental
+    if experimental is None:
+        return ()
+    prefix = f"spec.components[{index}].experimental"
+    found = []
+    if experimental.gpuMemoryService is not None:
+        found.append(f"{prefix}.gpuMemoryService")
+    if experimental.failover is not None:
+        found.append(f"{prefix}.failover")
+    if experimental.checkpoint is not None and experimental.checkpoint.enabled:
+        found.append(f"{prefix}.checkpoint")
+    return tuple(found)
+
+
+def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Component:
+    template = copy.deepcopy(component.podTemplate or {})
+    spec = template.setdefault("spec", {})
+    containers = spec.get("containers") or []
+    if not any(c.get("name") == MAIN_CONTAINER for c in containers):
+        containers = [*containers, {"name": MAIN_CONTAINER}]
+    spec["containers"] = containers
+    meta = template.get("metadata") or {}
+    labels = dict(meta.get("labels") or {})
+    component_type, sub_type = _types(component, labels)
+    cache = component.compilationCache
+    return Component(
+        name=component.name,
+        component_type=component_type,
+        sub_component_type=sub_type,
+        replicas=1 if component.replicas is None else component.replicas,
+        node_count=component.multinode.nodeCount if component.multinode else 1,
+        pod_template={"metadata": {"labels": labels, "annotations": dict(meta.get("annotations") or {})}, "spec": spec},
+        pack_domain=component.topologyConstraint.packDomain if component.topologyConstraint else None,
+        model_ref=component.modelRef.name if component.modelRef else None,
+        min_available=component.minAvailable,
+        shared_memory=_shared_memory(component),
+        volume_mounts=(VolumeMount(cache.pvcName, cache.mountPath, True),) if cache else (),
+        frontend_sidecar={"container": component.frontendSidecar} if component.frontendSidecar else None,
+        global_namespace=bool(component.globalDynamoNamespace),
+        unsupported=_unsupported(component, index),
+    )

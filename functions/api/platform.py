@@ -1,0 +1,125 @@
+"""The platform configuration: the fields of upstream's OperatorConfiguration that change rendering.
+
+A platform team keeps it in a Crossplane ``EnvironmentConfig`` named ``dynamo-platform`` (its
+``data`` holds these fields, as the operator's config file would); every step reads it as a
+bootstrap required resource. Absent, or a field absent, means upstream's default.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+PLATFORM_CONFIG_NAME = "dynamo-platform"
+PLATFORM_REQUIREMENT = "platform"
+ENVIRONMENT_CONFIG_API_VERSION = "apiextensions.crossplane.io/v1beta1"
+
+
+class _Config(BaseModel):
+    # The operator's config grows; fields this package does not use are accepted and ignored.
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class GroveConfig(_Config):
+    enabled: bool | None = None  # None: Grove is assumed installed (the default pathway)
+    terminationDelay: str = "15m"  # upstream code default (the Helm chart writes 4h)
+
+
+class ToggleConfig(_Config):
+    enabled: bool | None = None
+
+
+class Orchestrators(_Config):
+    grove: GroveConfig = Field(default_factory=GroveConfig)
+    lws: ToggleConfig = Field(default_factory=ToggleConfig)
+    kaiScheduler: ToggleConfig = Field(default_factory=ToggleConfig)
+    volcanoScheduler: ToggleConfig = Field(default_factory=ToggleConfig)
+
+
+class Infrastructure(_Config):
+    natsAddress: str | None = None
+    etcdAddress: str | None = None
+    modelExpressURL: str | None = None
+    prometheusEndpoint: str | None = None
+
+
+class Discovery(_Config):
+    backend: Literal["kubernetes", "etcd"] = "kubernetes"
+
+
+class Ingress(_Config):
+    virtualServiceGateway: str | None = None
+    controllerClassName: str | None = None
+    controllerTLSSecretName: str | None = None
+    hostSuffix: str | None = None
+
+
+class IstioMesh(_Config):
+    tlsMode: Literal["DISABLE", "SIMPLE", "ISTIO_MUTUAL", "MUTUAL"] = "SIMPLE"
+    insecureSkipVerify: bool = True
+    clientCertificate: str | None = None
+    privateKey: str | None = None
+    caCertificates: str | None = None
+
+
+class ServiceMesh(_Config):
+    enabled: bool | None = None
+    provider: Literal["istio", ""] = ""
+    istio: IstioMesh = Field(default_factory=IstioMesh)
+
+
+class Checkpoint(_Config):
+    enabled: bool = False
+
+
+class MPI(_Config):
+    sshSecretName: str = "mpi-run-ssh-secret"  # Helm default
+    sshSecretNamespace: str | None = None
+
+
+class GPU(_Config):
+    discoveryEnabled: bool = True
+
+
+class Namespace(_Config):
+    restricted: str = ""
+
+
+class PlatformConfig(_Config):
+    orchestrators: Orchestrators = Field(default_factory=Orchestrators)
+    infrastructure: Infrastructure = Field(default_factory=Infrastructure)
+    discovery: Discovery = Field(default_factory=Discovery)
+    ingress: Ingress = Field(default_factory=Ingress)
+    serviceMesh: ServiceMesh = Field(default_factory=ServiceMesh)
+    checkpoint: Checkpoint = Field(default_factory=Checkpoint)
+    mpi: MPI = Field(default_factory=MPI)
+    gpu: GPU = Field(default_factory=GPU)
+    namespace: Namespace = Field(default_factory=Namespace)
+
+    @property
+    def grove_enabled(self) -> bool:
+        return self.orchestrators.grove.enabled is not False
+
+    @property
+    def kai_enabled(self) -> bool:
+        return self.orchestrators.kaiScheduler.enabled is True
+
+
+class PlatformConfigError(ValueError):
+    pass
+
+
+def platform_config(environment_configs: list[dict[str, Any]]) -> PlatformConfig:
+    """The config from the ``dynamo-platform`` EnvironmentConfig (a required resource), or defaults."""
+    for env in environment_configs:
+        if (env.get("metadata") or {}).get("name") == PLATFORM_CONFIG_NAME:
+            try:
+                return PlatformConfig.model_validate(env.get("data") or {})
+            except ValidationError as exc:
+                problems = "; ".join(
+                    "EnvironmentConfig/dynamo-platform data." + ".".join(str(p) for p in e["loc"]) + f": {e['msg']}"
+                    for e in exc.errors(include_url=False)
+                )
+                raise PlatformConfigError(problems) from None
+    return PlatformConfig()

@@ -1,0 +1,171 @@
+"""Container and pod defaults per component type (reference §2.2-2.3; upstream component_*.go)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from functions.api.graph import MAIN_CONTAINER
+
+FRONTEND_PORT = 8000
+SYSTEM_PORT = 9090
+NIXL_PORT = 19090
+PLANNER_METRICS_PORT = 9085
+EPP_GRPC_PORT = 9002
+EPP_HEALTH_PORT = 9003
+WORKER_TYPES = frozenset({"worker", "prefill", "decode"})
+PLANNER_SERVICE_ACCOUNT = "planner-serviceaccount"
+EPP_SERVICE_ACCOUNT = "epp-serviceaccount"
+
+
+def _port(name: str, number: int) -> dict[str, Any]:
+    return {"name": name, "containerPort": number, "protocol": "TCP"}
+
+
+def _http_probe(path: str, port: str, **timing: int) -> dict[str, Any]:
+    return {"httpGet": {"path": path, "port": port}, **timing}
+
+
+def _grpc_probe(**timing: int) -> dict[str, Any]:
+    return {"grpc": {"port": EPP_HEALTH_PORT, "service": "inference-extension"}, **timing}
+
+
+def _env(name: str, value: str) -> dict[str, Any]:
+    return {"name": name, "value": value}
+
+
+def _field_env(name: str, path: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
+
+
+WORKER_PROBES = {
+    "livenessProbe": _http_probe("/live", "system", periodSeconds=5, timeoutSeconds=4, failureThreshold=1),
+    "readinessProbe": _http_probe("/health", "system", periodSeconds=10, timeoutSeconds=4, failureThreshold=3),
+    "startupProbe": _http_probe("/live", "system", periodSeconds=10, timeoutSeconds=5, failureThreshold=720),
+}
+
+
+def common_env(
+    component_type: str | None,
+    dynamo_namespace: str,
+    graph_name: str,
+    graph_namespace: str,
+    discovery_backend: str,
+    container_discovery: bool,
+) -> list[dict[str, Any]]:
+    env = [
+        _env("DYN_NAMESPACE", dynamo_namespace),
+        _env("DYN_COMPONENT", component_type or ""),
+        _env("DYN_PARENT_DGD_K8S_NAME", graph_name),
+        _env("DYN_PARENT_DGD_K8S_NAMESPACE", graph_namespace),
+        _field_env("POD_NAME", "metadata.name"),
+        _field_env("POD_NAMESPACE", "metadata.namespace"),
+        _field_env("POD_UID", "metadata.uid"),
+    ]
+    if discovery_backend != "etcd":
+        env.append(_env("DYN_DISCOVERY_BACKEND", "kubernetes"))
+    if container_discovery:
+        env += [_env("CONTAINER_NAME", MAIN_CONTAINER), _env("DYN_KUBE_DISCOVERY_MODE", "container")]
+    return env
+
+
+def epp_args(graph_name: str, namespace: str) -> list[str]:
+    flags = {
+        "-pool-name": f"{graph_name}-pool",
+        "-pool-namespace": namespace,
+        "-pool-group": "inference.networking.k8s.io",
+        "-v": "4",
+        "--zap-encoder": "json",
+        "-grpc-port": str(EPP_GRPC_PORT),
+        "-grpc-health-port": str(EPP_HEALTH_PORT),
+        "-config-file": "/etc/epp/epp-config-dynamo.yaml",
+    }
+    return [part for flag, value in flags.items() for part in (flag, value)]
+
+
+def type_container(component_type: str | None, dynamo_namespace: str, graph_name: str, namespace: str) -> dict:
+    """The type-specific part of container ``main``: command/args, ports, probes and env."""
+    if component_type == "frontend":
+        return {
+            "command": ["python3"],
+            "args": ["-m", "dynamo.frontend"],
+            "ports": [_port("http", FRONTEND_PORT)],
+            "livenessProbe": _http_probe(
+                "/live", "http", initialDelaySeconds=15, periodSeconds=10, timeoutSeconds=1, failureThreshold=3
+            ),
+            "readinessProbe": _http_probe(
+                "/health", "http", initialDelaySeconds=10, periodSeconds=10, timeoutSeconds=3, failureThreshold=3
+            ),
+            "env": [
+                _env("DYNAMO_PORT", str(FRONTEND_PORT)),
+                _env("DYN_HTTP_PORT", str(FRONTEND_PORT)),
+                _env("DYN_NAMESPACE_PREFIX", dynamo_namespace),
+            ],
+        }
+    if component_type in WORKER_TYPES:
+        return {
+            "ports": [_port("system", SYSTEM_PORT), _port("nixl", NIXL_PORT)],
+            **WORKER_PROBES,
+            "env": [
+                _env("DYN_SYSTEM_ENABLED", "true"),
+                _env("DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS", '["generate"]'),
+                _env("DYN_SYSTEM_PORT", str(SYSTEM_PORT)),
+                _env("DYN_HEALTH_CHECK_ENABLED", "false"),
+                _env("NIXL_TELEMETRY_ENABLE", "n"),
+                _env("NIXL_TELEMETRY_EXPORTER", "prometheus"),
+                _env("NIXL_TELEMETRY_PROMETHEUS_PORT", str(NIXL_PORT)),
+            ],
+        }
+    if component_type == "planner":
+        return {
+            "ports": [_port("metrics", PLANNER_METRICS_PORT), _port("system", SYSTEM_PORT)],
+            **WORKER_PROBES,
+            "env": [
+                _env("PLANNER_PROMETHEUS_PORT", str(PLANNER_METRICS_PORT)),
+                _env("DYN_SYSTEM_PORT", str(SYSTEM_PORT)),
+            ],
+        }
+    if component_type == "epp":
+        return {
+            "command": [],
+            "args": epp_args(graph_name, namespace),
+            "ports": [
+                _port("grpc", EPP_GRPC_PORT),
+                _port("grpc-health", EPP_HEALTH_PORT),
+                _port("metrics", SYSTEM_PORT),
+            ],
+            "livenessProbe": _grpc_probe(initialDelaySeconds=5, periodSeconds=10),
+            "readinessProbe": _grpc_probe(initialDelaySeconds=5, periodSeconds=10),
+            "startupProbe": _grpc_probe(periodSeconds=10, failureThreshold=180),
+            "volumeMounts": [
+                {"name": "epp-config", "mountPath": "/etc/epp", "readOnly": True},
+                {"name": "hf-cache", "mountPath": "/home/nonroot/.cache"},
+            ],
+            "env": [
+                _env("USE_STREAMING", "true"),
+                _env("RUST_LOG", "debug,dynamo_llm::kv_router=trace"),
+                _env("DYN_ENFORCE_DISAGG", "false"),
+                _env("DYN_NAMESPACE_PREFIX", dynamo_namespace),
+            ],
+        }
+    return {}
+
+
+def type_pod(component_type: str | None, graph_name: str) -> dict[str, Any]:
+    """Pod-level defaults: the common ones plus the type's service account, grace period and volumes."""
+    pod: dict[str, Any] = {"terminationGracePeriodSeconds": 60, "restartPolicy": "Always"}
+    if component_type == "planner":
+        pod["serviceAccountName"] = PLANNER_SERVICE_ACCOUNT
+    elif component_type == "epp":
+        pod["serviceAccountName"] = EPP_SERVICE_ACCOUNT
+        pod["terminationGracePeriodSeconds"] = 130
+        pod["volumes"] = [
+            {
+                "name": "epp-config",
+                "configMap": {
+                    "name": f"{graph_name}-epp-config",
+                    "items": [{"key": "epp-config-dynamo.yaml", "path": "epp-config-dynamo.yaml"}],
+                },
+            },
+            {"name": "hf-cache", "emptyDir": {}},
+        ]
+    return pod

@@ -1,0 +1,162 @@
+"""The pod spec of a component: type defaults, then the user's pod template, in upstream's order (§2.1)."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError, merge_envs
+from functions.api.platform import PlatformConfig
+from functions.render.defaults import WORKER_TYPES, common_env, type_container, type_pod
+from functions.render.naming import discovery_service_account, dynamo_namespace
+
+DEFAULT_COMMAND = ["/bin/sh", "-c"]
+SHARED_MEMORY_VOLUME = "shared-memory"
+VLLM_COMPILATION_CACHE = "/root/.cache/vllm"
+DEFAULT_FS_GROUP = 1000
+FRONTEND_SIDECAR = "sidecar-frontend"
+DISCOVERY_BACKEND_ANNOTATION = "nvidia.com/dynamo-discovery-backend"
+DISCOVERY_MODE_ANNOTATION = "nvidia.com/dynamo-kube-discovery-mode"
+INFRASTRUCTURE_ENV = {
+    "natsAddress": "NATS_SERVER",
+    "etcdAddress": "ETCD_ENDPOINTS",
+    "modelExpressURL": "MODEL_EXPRESS_URL",
+    "prometheusEndpoint": "PROMETHEUS_ENDPOINT",
+}
+
+
+@dataclass(frozen=True)
+class PodContext:
+    """What the pod defaults depend on besides the component itself."""
+
+    graph: Graph
+    platform: PlatformConfig
+    backend: str = "noop"  # vllm | sglang | trtllm | noop
+
+    @property
+    def discovery_backend(self) -> str:
+        return self.graph.metadata_annotations.get(DISCOVERY_BACKEND_ANNOTATION) or self.platform.discovery.backend
+
+    @property
+    def container_discovery(self) -> bool:
+        return self.graph.metadata_annotations.get(DISCOVERY_MODE_ANNOTATION) == "container"
+
+
+def _non_empty(value: Any) -> bool:
+    return value not in (None, "", [], {})
+
+
+def _overlay_container(base: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
+    """The user's fields override the defaults when set; env merges by name with the user winning."""
+    out = copy.deepcopy(base)
+    for key, value in user.items():
+        if key == "env":
+            out["env"] = merge_envs(out.get("env", []), value or [])
+        elif _non_empty(value):
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _infrastructure_env(platform: PlatformConfig) -> list[dict[str, Any]]:
+    infra = platform.infrastructure
+    return [
+        {"name": env, "value": getattr(infra, field)}
+        for field, env in INFRASTRUCTURE_ENV.items()
+        if getattr(infra, field)
+    ]
+
+
+def _main_container(ctx: PodContext, component: Component, user_main: dict[str, Any]) -> dict[str, Any]:
+    graph = ctx.graph
+    dyn_ns = dynamo_namespace(graph, component)
+    typed = type_container(component.component_type, dyn_ns, graph.name, graph.namespace)
+    defaults = common_env(
+        component.component_type, dyn_ns, graph.name, graph.namespace, ctx.discovery_backend, ctx.container_discovery
+    )
+    base = {"name": MAIN_CONTAINER, "command": list(DEFAULT_COMMAND), **typed}
+    base["env"] = merge_envs(defaults, typed.get("env", []))
+    base["env"] = merge_envs(base["env"], list(graph.envs))
+    main = _overlay_container(base, user_main)
+    present = {e["name"] for e in main["env"]}
+    main["env"] = merge_envs(main["env"], [e for e in _infrastructure_env(ctx.platform) if e["name"] not in present])
+    return main
+
+
+def _compilation_cache(ctx: PodContext, component: Component, main: dict[str, Any]) -> None:
+    """A compilation-cache PVC mounts at its path, or vLLM's cache directory, with VLLM_CACHE_ROOT for vLLM."""
+    for mount in component.volume_mounts:
+        path = mount.mount_point or (VLLM_COMPILATION_CACHE if ctx.backend == "vllm" else None)
+        if not path:
+            raise SpecError(
+                f"{component.name}: the compilation cache {mount.name!r} needs a mount path "
+                "(only vLLM has a default one)"
+            )
+        main.setdefault("volumeMounts", []).append({"name": mount.name, "mountPath": path})
+        if ctx.backend == "vllm":
+            main["env"] = [*main["env"], {"name": "VLLM_CACHE_ROOT", "value": path}]
+
+
+def _missing_pvc_volumes(volumes: list[dict[str, Any]], main: dict[str, Any]) -> list[dict[str, Any]]:
+    """A mount of main with no volume of that name mounts the PVC of that name (upstream appendMissingPVCVolumes)."""
+    existing = {v["name"] for v in volumes}
+    return [
+        {"name": m["name"], "persistentVolumeClaim": {"claimName": m["name"]}}
+        for m in main.get("volumeMounts", [])
+        if m["name"] not in existing
+    ]
+
+
+def _frontend_sidecar(ctx: PodContext, component: Component, containers: list[dict[str, Any]]) -> None:
+    sidecar = component.frontend_sidecar
+    if not sidecar:
+        return
+    frontend = Component(
+        name=component.name, component_type="frontend", sub_component_type=None, replicas=1, node_count=1
+    )
+    if "container" in sidecar:  # v1beta1: names one of the pod template's containers
+        for i, container in enumerate(containers):
+            if container.get("name") == sidecar["container"]:
+                containers[i] = _main_container(ctx, frontend, container) | {"name": container["name"]}
+                return
+        raise SpecError(f"frontendSidecar: no container named {sidecar['container']!r} in the pod template")
+    user = {"image": sidecar.get("image"), "args": sidecar.get("args"), "env": sidecar.get("envs") or []}
+    if sidecar.get("envFromSecret"):
+        user["envFrom"] = [{"secretRef": {"name": sidecar["envFromSecret"]}}]
+    containers.append(_main_container(ctx, frontend, user) | {"name": FRONTEND_SIDECAR})
+
+
+def render_pod_spec(ctx: PodContext, component: Component) -> dict[str, Any]:
+    """Newer upstream's GenerateBasePodSpec order: main container first, then the user's other containers."""
+    user_spec = copy.deepcopy(component.pod_template.get("spec", {}))
+    user_containers = user_spec.pop("containers", [])
+    user_main = next((c for c in user_containers if c.get("name") == MAIN_CONTAINER), {})
+    others = [c for c in user_containers if c.get("name") != MAIN_CONTAINER]
+
+    main = _main_container(ctx, component, user_main)
+    _compilation_cache(ctx, component, main)
+
+    pod = type_pod(component.component_type, ctx.graph.name)
+    # The user's pod-level fields override the defaults when set (lists are replaced, not merged).
+    pod.update({k: v for k, v in user_spec.items() if _non_empty(v)})
+    if "securityContext" not in user_spec:
+        pod["securityContext"] = {"fsGroup": DEFAULT_FS_GROUP}
+    if ctx.discovery_backend == "kubernetes" and not pod.get("serviceAccountName"):
+        pod["serviceAccountName"] = discovery_service_account(ctx.graph)
+    volumes = list(pod.pop("volumes", []))
+    if component.shared_memory:
+        volumes.append(
+            {"name": SHARED_MEMORY_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": component.shared_memory}}
+        )
+        main.setdefault("volumeMounts", []).append({"name": SHARED_MEMORY_VOLUME, "mountPath": "/dev/shm"})
+    containers = [main, *others]
+    _frontend_sidecar(ctx, component, containers)
+    volumes += _missing_pvc_volumes(volumes, main)
+    pod["containers"] = containers
+    if volumes:
+        pod["volumes"] = volumes
+    return pod
+
+
+def is_worker(component: Component) -> bool:
+    return component.component_type in WORKER_TYPES

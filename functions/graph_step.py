@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.api.graph import Graph, SpecError, graph_from_xr
+from functions.api.graph import Graph, SpecError
+from functions.api.normalise import graph_from_xr
 from functions.api.platform import (
     PLATFORM_REQUIREMENT,
     PlatformConfig,

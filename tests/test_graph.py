@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from functions.api.graph import SpecError, graph_from_xr
+from functions.api.graph import SpecError
+from functions.api.normalise import graph_from_xr
 from functions.manifests import claim_to_xr
 
 

@@ -8,10 +8,14 @@ same resources. Fields v1beta1 has no place for are reported, not silently dropp
 from __future__ import annotations
 
 import copy
+import typing
 from dataclasses import dataclass, field
 from typing import Any
 
 from functions.api.from_v1beta1 import SUB_COMPONENT_LABEL
+from functions.api.v1beta1 import ComponentType
+
+V1BETA1_TYPES = frozenset(typing.get_args(ComponentType))
 
 # v1alpha1 service fields with no v1beta1 equivalent (upstream keeps them in an annotation).
 ALPHA_ONLY_SERVICE_FIELDS = ("autoscaling", "dynamoNamespace", "ingress", "serviceName")
@@ -76,8 +80,10 @@ def _component(key: str, service: dict[str, Any], dropped: list[str]) -> dict[st
     if ctype == "worker" and sub in ("prefill", "decode"):
         component["type"] = sub
         labels.setdefault(SUB_COMPONENT_LABEL, sub)
-    elif ctype:
+    elif ctype in V1BETA1_TYPES:
         component["type"] = ctype
+    elif ctype:
+        dropped.append(f"spec.services.{key}.componentType")  # e.g. "default": no v1beta1 type
     for name in COPIED_FIELDS:
         if name in service:
             component[name] = service[name]

@@ -58,9 +58,10 @@ def _struct(obj: dict[str, Any]) -> struct_pb2.Struct:
 def _matches(selector: fnv1.ResourceSelector, obj: dict[str, Any]) -> bool:
     if selector.api_version != obj.get("apiVersion") or selector.kind != obj.get("kind"):
         return False
+    # crossplane render's FilteringFetcher ignores the selector's namespace: every supplied resource
+    # of the kind is a candidate (c/c v2.2 cmd/crank/render/render.go). Do the same, so that both
+    # renders give the same result; a step that cares filters by namespace itself.
     meta = obj.get("metadata") or {}
-    if selector.HasField("namespace") and selector.namespace != meta.get("namespace", ""):
-        return False
     if selector.WhichOneof("match") == "match_name":
         return selector.match_name == meta.get("name")
     labels = meta.get("labels") or {}

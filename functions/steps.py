@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from functions.graph_step import render_graph_deployment
+from functions.status_step import graph_status
 from functions.step import StepRequest, StepResponse
 
 INPUT_API_VERSION = "dynamo.fn.crossplane.io/v1beta1"
@@ -13,6 +14,7 @@ Step = Callable[[StepRequest], StepResponse]
 
 STEPS: dict[str, Step] = {
     "GraphDeployment": render_graph_deployment,
+    "GraphStatus": graph_status,
 }
 
 

@@ -40,8 +40,14 @@ def crank_render(xr_file: Path, composition_file: Path, functions_file: Path, *e
     return proc.stdout
 
 
+PLATFORM = REPO / "examples" / "platform" / "dynamo-platform.yaml"
+
+
+@pytest.mark.parametrize("with_platform", [False, True], ids=["defaults", "platform-config"])
 @pytest.mark.parametrize("claim_path", EXAMPLE_CLAIMS, ids=[p.stem for p in EXAMPLE_CLAIMS])
-def test_crank_render_equals_in_process_render(claim_path: Path, functions_file: Path, tmp_path: Path) -> None:
+def test_crank_render_equals_in_process_render(
+    claim_path: Path, with_platform: bool, functions_file: Path, tmp_path: Path
+) -> None:
     xr = claim_to_xr(load_claim(claim_path))
     xr_file = tmp_path / "xr.yaml"
     xr_file.write_text(yaml.safe_dump(xr))
@@ -49,8 +55,9 @@ def test_crank_render_equals_in_process_render(claim_path: Path, functions_file:
     composition_file = tmp_path / "composition.yaml"
     composition_file.write_text(yaml.safe_dump(composition))
 
-    theirs = crank_render(xr_file, composition_file, functions_file)
-    out = render(xr, composition)
+    extra = ["-e", str(PLATFORM)] if with_platform else []
+    theirs = crank_render(xr_file, composition_file, functions_file, *extra)
+    out = render(xr, composition, required=load_documents(PLATFORM) if with_platform else None)
     ours = dump_documents([out.composite, *out.composed])
 
     assert list(yaml.safe_load_all(ours)) == list(yaml.safe_load_all(theirs))

@@ -1,0 +1,254 @@
+"""Regenerate the observed-state examples in this directory from the current render step.
+
+Run from the repository root after the render step changes what it composes:
+
+    .venv/bin/python examples/status/regenerate.py
+
+For each claim and state it renders the claim in-process, then writes
+``<claim>-<state>/observed.yaml`` (the composed resources as the API server would return them:
+uid, generation, a Service's clusterIP, the PodCliqueSet's status) and ``required.yaml`` (the
+PodCliques and PodCliqueScalingGroups Grove creates for the PodCliqueSet, with their status).
+Everything is derived from names, so the output is stable.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from functions.manifests import claim_to_xr, find_composition, load_documents
+from functions.pipeline import render
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+CLAIMS = ("sglang-multinode", "vllm-agg")
+CREATED = "2026-01-15T10:00:00Z"
+CHANGED = "2026-01-15T10:02:30Z"
+GROVE = "grove.io/v1alpha1"
+UNVERSIONED = ("ConfigMap", "ServiceAccount", "Role", "RoleBinding", "Service")
+
+Obj = dict[str, Any]
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("/".join(parts).encode()).hexdigest()
+
+
+def uid(kind: str, namespace: str, name: str) -> str:
+    h = _digest(kind, namespace, name)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def resource_version(name: str) -> str:
+    return str(int(_digest(name)[:6], 16))
+
+
+def condition(type_: str, status: str, reason: str, message: str, when: str = CREATED) -> Obj:
+    return {"lastTransitionTime": when, "message": message, "reason": reason, "status": status, "type": type_}
+
+
+def as_observed(obj: Obj, ready: bool) -> Obj:
+    """A composed resource as the API server returns it."""
+    out = copy.deepcopy(obj)
+    meta = out["metadata"]
+    meta.update(
+        uid=uid(out["kind"], meta.get("namespace", ""), meta["name"]),
+        creationTimestamp=CREATED,
+        resourceVersion=resource_version(meta["name"]),
+    )
+    if out["kind"] not in UNVERSIONED:
+        meta["generation"] = 1
+    if out["kind"] == "PodCliqueSet":
+        part_of = f"app.kubernetes.io/managed-by=grove-operator,app.kubernetes.io/part-of={meta['name']}"
+        out["status"] = {
+            "observedGeneration": 1,
+            "replicas": 1,
+            "availableReplicas": 1 if ready else 0,
+            "updatedReplicas": 1,
+            "hpaPodSelector": part_of,
+            "currentGenerationHash": _digest(meta["name"])[:16],
+        }
+    if out["kind"] == "Service":
+        ip = f"10.96.{int(meta['uid'][:2], 16)}.{int(meta['uid'][2:4], 16)}"
+        out["spec"].update(clusterIP=ip, clusterIPs=[ip])
+        out["spec"].setdefault("type", "ClusterIP")
+        out["status"] = {"loadBalancer": {}}
+    return out
+
+
+def grove_metadata(kind: str, name: str, namespace: str, pcs: str, component: str, labels: Obj, owner: Obj) -> Obj:
+    all_labels = {
+        "app.kubernetes.io/component": component,
+        "app.kubernetes.io/managed-by": "grove-operator",
+        "app.kubernetes.io/part-of": pcs,
+        "grove.io/podcliqueset-replica-index": "0",
+        **labels,
+    }
+    return {
+        "name": name,
+        "namespace": namespace,
+        "uid": uid(kind, namespace, name),
+        "generation": 1,
+        "creationTimestamp": CREATED,
+        "resourceVersion": resource_version(name),
+        "labels": dict(sorted(all_labels.items())),
+        "ownerReferences": [
+            {
+                "apiVersion": GROVE,
+                "kind": owner["kind"],
+                "name": owner["name"],
+                "uid": uid(owner["kind"], namespace, owner["name"]),
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
+    }
+
+
+def podclique(name: str, namespace: str, pcs: str, clique: Obj, owner: Obj, labels: Obj, ready: int) -> Obj:
+    replicas, min_available = clique["spec"]["replicas"], clique["spec"]["minAvailable"]
+    enough = ready >= min_available
+    component = "pcsg-podclique" if owner["kind"] == "PodCliqueScalingGroup" else "pcs-podclique"
+    all_labels = {**clique.get("labels", {}), "grove.io/podclique": name, **labels}
+    return {
+        "apiVersion": GROVE,
+        "kind": "PodClique",
+        "metadata": grove_metadata("PodClique", name, namespace, pcs, component, all_labels, owner),
+        "spec": copy.deepcopy(clique["spec"]),
+        "status": {
+            "observedGeneration": 1,
+            "replicas": replicas,
+            "readyReplicas": ready,
+            "updatedReplicas": replicas,
+            "scheduledReplicas": replicas,
+            "scheduleGatedReplicas": 0,
+            "hpaPodSelector": f"app.kubernetes.io/managed-by=grove-operator,app.kubernetes.io/part-of={pcs},"
+            f"grove.io/podclique={name}",
+            "conditions": [
+                condition(
+                    "MinAvailableBreached",
+                    "False" if enough else "True",
+                    "SufficientReadyPods" if enough else "InsufficientReadyPods",
+                    f"{'Sufficient' if enough else 'Insufficient'} ready pods. "
+                    f"Expected at least: {min_available}, found: {ready}",
+                    CHANGED,
+                ),
+                condition(
+                    "PodCliqueScheduled",
+                    "True",
+                    "SufficientScheduledPods",
+                    f"Sufficient scheduled pods found. Expected at least: {min_available}, found: {replicas}",
+                ),
+            ],
+        },
+    }
+
+
+def scaling_group(name: str, namespace: str, pcs: str, config: Obj, available: int) -> Obj:
+    enough = available >= config["minAvailable"]
+    owner = {"kind": "PodCliqueSet", "name": pcs}
+    return {
+        "apiVersion": GROVE,
+        "kind": "PodCliqueScalingGroup",
+        "metadata": grove_metadata(
+            "PodCliqueScalingGroup", name, namespace, pcs, "pcs-podcliquescalinggroup", {}, owner
+        ),
+        "spec": {
+            "replicas": config["replicas"],
+            "minAvailable": config["minAvailable"],
+            "cliqueNames": list(config["cliqueNames"]),
+        },
+        "status": {
+            "observedGeneration": 1,
+            "replicas": config["replicas"],
+            "availableReplicas": available,
+            "updatedReplicas": config["replicas"],
+            "scheduledReplicas": config["replicas"],
+            "selector": f"app.kubernetes.io/managed-by=grove-operator,app.kubernetes.io/part-of={pcs},"
+            f"grove.io/podcliquescalinggroup={name}",
+            "conditions": [
+                condition(
+                    "MinAvailableBreached",
+                    "False" if enough else "True",
+                    f"{'Sufficient' if enough else 'Insufficient'}AvailablePodCliqueScalingGroupReplicas",
+                    f"{'Sufficient' if enough else 'Insufficient'} PodCliqueScalingGroup replicas are available. "
+                    f"Expected at least: {config['minAvailable']}, found: {available}",
+                    CHANGED,
+                )
+            ],
+        },
+    }
+
+
+def grove_objects(pcs_obj: Obj, ready: bool) -> list[Obj]:
+    """What Grove creates for the PodCliqueSet; when not ready, multi-replica and worker cliques lag."""
+    pcs, namespace = pcs_obj["metadata"]["name"], pcs_obj["metadata"]["namespace"]
+    template = pcs_obj["spec"]["template"]
+    cliques = {c["name"]: c for c in template["cliques"]}
+    groups = template.get("podCliqueScalingGroups", [])
+    grouped = {n for g in groups for n in g["cliqueNames"]}
+    podgang = {"grove.io/podgang": f"{pcs}-0"}
+    out = []
+    for name, clique in cliques.items():
+        if name in grouped:
+            continue
+        want = clique["spec"]["replicas"]
+        owner = {"kind": "PodCliqueSet", "name": pcs}
+        got = want if ready or want == 1 else want - 1
+        out.append(podclique(f"{pcs}-0-{name}", namespace, pcs, clique, owner, podgang, got))
+    for group in groups:
+        group_name = f"{pcs}-0-{group['name']}"
+        out.append(scaling_group(group_name, namespace, pcs, group, group["replicas"] if ready else 0))
+        labels = {
+            **podgang,
+            "grove.io/podcliquescalinggroup": group_name,
+            "grove.io/podcliquescalinggroup-replica-index": "0",
+        }
+        owner = {"kind": "PodCliqueScalingGroup", "name": group_name}
+        for name in group["cliqueNames"]:
+            clique = cliques[name]
+            got = clique["spec"]["replicas"] if ready or name.endswith("-ldr") else 0
+            out.append(podclique(f"{group_name}-0-{name}", namespace, pcs, clique, owner, labels, got))
+    return sorted(out, key=lambda o: (o["kind"], o["metadata"]["name"]))
+
+
+def write(path: Path, header: str, docs: list[Obj]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = "".join("---\n" + yaml.safe_dump(d, sort_keys=True, width=120) for d in docs)
+    path.write_text(header + body)
+
+
+def regenerate(claim_name: str, ready: bool) -> Path:
+    claim = yaml.safe_load((REPO / "examples" / f"{claim_name}.yaml").read_text())
+    xr = claim_to_xr(claim)
+    composed = render(xr, find_composition(xr, load_documents(REPO / "compositions"))).composed
+    observed = [as_observed(o, ready) for o in composed]
+    pcs = next(o for o in observed if o["kind"] == "PodCliqueSet")
+    pcs_name = pcs["metadata"]["name"]
+    state = "every component ready" if ready else "still rolling out"
+    target = HERE / f"{claim_name}-{'ready' if ready else 'pending'}"
+    write(
+        target / "observed.yaml",
+        f"# Observed composed resources of examples/{claim_name}.yaml ({state}), as Crossplane passes them to the\n"
+        "# pipeline: the render step's names and the crossplane.io/composition-resource-name annotation.\n"
+        "# Generated by examples/status/regenerate.py.\n",
+        observed,
+    )
+    write(
+        target / "required.yaml",
+        f"# The Grove objects Grove created for PodCliqueSet {pcs_name} ({state}); the status step reads them as\n"
+        f"# required resources (label app.kubernetes.io/part-of: {pcs_name}).\n"
+        "# Generated by examples/status/regenerate.py.\n",
+        grove_objects(pcs, ready),
+    )
+    return target
+
+
+if __name__ == "__main__":
+    for claim_name in CLAIMS:
+        for ready in (True, False):
+            print(f"wrote {regenerate(claim_name, ready).relative_to(REPO)}")

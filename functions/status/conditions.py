@@ -1,0 +1,74 @@
+"""The XR's custom conditions: the DGD's Ready verdict and ``TopologyLevelsAvailable`` (reference §3.1).
+
+Crossplane owns the system condition types (Ready, Synced, Healthy, Responsive) and ignores a
+function's attempt to set them, so upstream's DGD ``Ready`` condition is published under the type
+``DynamoGraphReady``, with upstream's reasons and messages. Crossplane's own ``Ready`` condition
+still follows the composed resources' readiness, which the status step sets from the same checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from functions.step import Condition, Result
+
+READY_CONDITION = "DynamoGraphReady"
+ALL_READY_REASON = "all_resources_are_ready"
+ALL_READY_MESSAGE = "All resources are ready"
+NOT_READY_REASON = "some_resources_are_not_ready"
+
+TOPOLOGY_CONDITION = "TopologyLevelsAvailable"
+GROVE_TOPOLOGY_CONDITION = "TopologyLevelsUnavailable"  # on the PodCliqueSet, set by Grove
+GROVE_TOPOLOGY_NOT_FOUND = "ClusterTopologyNotFound"
+TOPOLOGY_PENDING = Condition(
+    TOPOLOGY_CONDITION,
+    "Unknown",
+    "TopologyConditionPending",
+    "Waiting for topology condition from the scheduling framework",
+)
+TOPOLOGY_AVAILABLE = Condition(
+    TOPOLOGY_CONDITION,
+    "True",
+    "AllTopologyLevelsAvailable",
+    "All required topology levels are available in the cluster topology",
+)
+
+
+def graph_ready_condition(not_ready: Iterable[tuple[str, str]]) -> Condition:
+    """``DynamoGraphReady`` from the (resource name, reason) pairs of what is not ready, sorted by name."""
+    pairs = sorted(not_ready)
+    if not pairs:
+        return Condition(READY_CONDITION, "True", ALL_READY_REASON, ALL_READY_MESSAGE)
+    message = "Resources not ready: " + "; ".join(f"{name}: {reason}" for name, reason in pairs)
+    return Condition(READY_CONDITION, "False", NOT_READY_REASON, message)
+
+
+def _find(conditions: Iterable[dict[str, Any]], type_: str) -> dict[str, Any] | None:
+    return next((c for c in conditions if c.get("type") == type_), None)
+
+
+def topology_condition(podcliqueset: dict[str, Any]) -> Condition:
+    """``TopologyLevelsAvailable`` from Grove's ``TopologyLevelsUnavailable`` condition on the PodCliqueSet."""
+    grove = _find((podcliqueset.get("status") or {}).get("conditions") or [], GROVE_TOPOLOGY_CONDITION)
+    if grove is None:
+        return TOPOLOGY_PENDING
+    if grove.get("status") == "True":
+        not_found = grove.get("reason") == GROVE_TOPOLOGY_NOT_FOUND
+        reason = "TopologyDefinitionNotFound" if not_found else "TopologyLevelsUnavailable"
+        return Condition(TOPOLOGY_CONDITION, "False", reason, str(grove.get("message", "")))
+    return TOPOLOGY_AVAILABLE
+
+
+def topology_warning(condition: Condition, previous: Iterable[dict[str, Any]]) -> Result | None:
+    """Upstream's Warning event when topology constraints stop being enforced, once per change."""
+    if condition.status != "False":
+        return None
+    prev = _find(previous, TOPOLOGY_CONDITION)
+    if prev is not None and (prev.get("status"), prev.get("reason"), prev.get("message", "")) == (
+        "False",
+        condition.reason,
+        condition.message,
+    ):
+        return None
+    return Result("warning", f"Topology constraints no longer enforced: {condition.message}", condition.reason)

@@ -1,0 +1,136 @@
+"""Pipeline step ``GraphStatus``: readiness of what the render step composed, and the DGD status.
+
+It runs after ``render`` and passes every desired composed resource through, marked ready or not
+by the health check of its kind against the observed state. The PodCliqueSet is ready iff the
+PodCliques and PodCliqueScalingGroups Grove created for it are; the step reads them as required
+resources (selected by ``app.kubernetes.io/part-of``), asking for the same ones on every call so
+that Crossplane's requirement loop settles after one round.
+
+XR status, re-emitted in full on every run because Crossplane server-side-applies it: ``state``,
+``observedGeneration`` and the per-component replica map (``services`` for the v1alpha1 shape,
+``components`` for v1beta1). Conditions: ``DynamoGraphReady`` (upstream's DGD ``Ready``, which
+Crossplane reserves) and ``TopologyLevelsAvailable`` when a topology constraint is set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from functions.api.graph import Graph, SpecError
+from functions.api.normalise import graph_from_xr
+from functions.render.grove import GROVE_API_VERSION
+from functions.status.conditions import graph_ready_condition, topology_condition, topology_warning
+from functions.status.graph import (
+    PCSG_REQUIREMENT,
+    PODCLIQUE_REQUIREMENT,
+    ComponentStatus,
+    component_statuses,
+    grove_requirements,
+    has_topology_constraint,
+    podcliqueset_readiness,
+    xr_status,
+)
+from functions.status.health import composed_readiness
+from functions.status.input import InputError, parse_status_input
+from functions.status.readiness import MISSING, Readiness
+from functions.step import (
+    Condition,
+    DesiredResource,
+    ResourceSelector,
+    Result,
+    StepRequest,
+    StepResponse,
+    fatal,
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One composed resource's readiness, under the Kubernetes name upstream reports it by."""
+
+    resource: str  # the composition resource name (key of the desired state)
+    name: str  # metadata.name of the object
+    readiness: Readiness
+
+
+def _is_podcliqueset(obj: dict[str, Any]) -> bool:
+    return obj.get("apiVersion") == GROVE_API_VERSION and obj.get("kind") == "PodCliqueSet"
+
+
+def _podcliqueset(desired: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+    return next(((n, o) for n, o in sorted(desired.items()) if _is_podcliqueset(o)), None)
+
+
+def _object_name(resource: str, desired: dict[str, Any], observed: dict[str, Any] | None) -> str:
+    for obj in (observed, desired):
+        name = ((obj or {}).get("metadata") or {}).get("name")
+        if name:
+            return str(name)
+    return resource
+
+
+def _verdicts(request: StepRequest, components: tuple[ComponentStatus, ...]) -> list[Verdict]:
+    out = []
+    for resource, desired in sorted(request.desired_resources.items()):
+        observed = request.observed_resources.get(resource)
+        if _is_podcliqueset(desired):
+            readiness = MISSING if observed is None else podcliqueset_readiness(components)
+        else:
+            readiness = composed_readiness(desired, observed)
+        out.append(Verdict(resource, _object_name(resource, desired, observed), readiness))
+    return out
+
+
+def _topology(graph: Graph, request: StepRequest, pcs_resource: str | None) -> tuple[list[Condition], list[Result]]:
+    """``TopologyLevelsAvailable`` once the PodCliqueSet exists, when any topology constraint is set."""
+    observed_pcs = request.observed_resources.get(pcs_resource) if pcs_resource else None
+    if observed_pcs is None or not has_topology_constraint(graph, request.observed_composite):
+        return [], []
+    condition = topology_condition(observed_pcs)
+    previous = (request.observed_composite.get("status") or {}).get("conditions") or []
+    warning = topology_warning(condition, previous)
+    return [condition], [warning] if warning else []
+
+
+def graph_status(request: StepRequest) -> StepResponse:
+    try:
+        settings = parse_status_input(request.input)
+    except InputError as err:
+        return fatal(str(err), reason="InvalidInput")
+    try:
+        graph = graph_from_xr(request.observed_composite)
+    except SpecError as err:
+        return fatal(str(err), reason="InvalidSpec")
+
+    pcs = _podcliqueset(request.desired_resources)
+    requirements: dict[str, ResourceSelector] = {}
+    components: tuple[ComponentStatus, ...] = ()
+    if pcs is not None:
+        pcs_name = (pcs[1].get("metadata") or {}).get("name") or graph.name
+        requirements = grove_requirements(pcs_name, graph.namespace)
+        podcliques = request.required.get(PODCLIQUE_REQUIREMENT, [])
+        pcsgs = request.required.get(PCSG_REQUIREMENT, [])
+        components = component_statuses(graph, pcs_name, podcliques, pcsgs)
+
+    verdicts = _verdicts(request, components)
+    all_ready = all(v.readiness.ready for v in verdicts)
+    generation = (request.observed_composite.get("metadata") or {}).get("generation")
+    topology_conditions, results = _topology(graph, request, pcs[0] if pcs else None)
+    return StepResponse(
+        desired_resources={
+            v.resource: DesiredResource(request.desired_resources[v.resource], ready=v.readiness.ready)
+            for v in verdicts
+        },
+        composite_status=xr_status(graph, all_ready, components, generation),
+        # True overrides nothing Crossplane would not derive itself; when not ready the XR's Ready
+        # condition is left to Crossplane, whose message lists the unready composed resources.
+        composite_ready=True if all_ready else None,
+        results=results,
+        conditions=[
+            graph_ready_condition((v.name, v.readiness.reason) for v in verdicts if not v.readiness.ready),
+            *topology_conditions,
+        ],
+        requirements=requirements,
+        ttl_seconds=settings.ready_ttl_seconds if all_ready else settings.pending_ttl_seconds,
+    )

@@ -85,7 +85,7 @@ def _verdicts(request: StepRequest, components: tuple[ComponentStatus, ...]) -> 
 def _topology(graph: Graph, request: StepRequest, pcs_resource: str | None) -> tuple[list[Condition], list[Result]]:
     """``TopologyLevelsAvailable`` once the PodCliqueSet exists, when any topology constraint is set."""
     observed_pcs = request.observed_resources.get(pcs_resource) if pcs_resource else None
-    if observed_pcs is None or not has_topology_constraint(graph, request.observed_composite):
+    if observed_pcs is None or not has_topology_constraint(graph):
         return [], []
     condition = topology_condition(observed_pcs)
     previous = (request.observed_composite.get("status") or {}).get("conditions") or []

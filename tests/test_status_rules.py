@@ -427,13 +427,13 @@ def test_topology_warning_once_per_change() -> None:
 
 def test_has_topology_constraint_at_any_level() -> None:
     plain = claim_to_xr(V1ALPHA1)
-    assert not has_topology_constraint(graph_from_xr(plain), plain)
+    assert not has_topology_constraint(graph_from_xr(plain))
     service_level = claim_to_xr(V1ALPHA1)
     service_level["spec"]["services"]["Frontend"]["topologyConstraint"] = {"packDomain": "rack"}
-    assert has_topology_constraint(graph_from_xr(service_level), service_level)
+    assert has_topology_constraint(graph_from_xr(service_level))
     profile_only = claim_to_xr(V1ALPHA1)
     profile_only["spec"]["topologyConstraint"] = {"topologyProfile": "t"}
-    assert has_topology_constraint(graph_from_xr(profile_only), profile_only)
+    assert has_topology_constraint(graph_from_xr(profile_only))
 
 
 @pytest.mark.parametrize(

@@ -79,6 +79,12 @@ class Graph:
     metadata_annotations: dict[str, str] = field(default_factory=dict)
     pack_domain: str | None = None
     priority_class_name: str | None = None
+    restart_id: str | None = None  # spec.restart.id: components restart when it changes
+    has_topology_constraint: bool = False  # spec.topologyConstraint is set (even without a packDomain)
+
+    @property
+    def has_any_topology_constraint(self) -> bool:
+        return self.has_topology_constraint or any(c.pack_domain for c in self.components)
 
 
 MAIN_CONTAINER = "main"

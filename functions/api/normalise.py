@@ -101,4 +101,6 @@ def graph_from_xr(xr: dict[str, Any]) -> Graph:
         metadata_annotations=dict(metadata.get("annotations") or {}),
         pack_domain=pack_domain,
         priority_class_name=parsed.priorityClassName,
+        restart_id=parsed.restart.id_ if parsed.restart else None,
+        has_topology_constraint=parsed.topologyConstraint is not None,
     )

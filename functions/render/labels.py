@@ -83,10 +83,16 @@ def component_annotations(graph: Graph, component: Component) -> dict[str, str]:
     return annotations
 
 
+RESTART_AT = "nvidia.com/restartAt"
+
+
 def clique_annotations(ctx: PodContext, component: Component) -> dict[str, str]:
     annotations = component_annotations(ctx.graph, component)
     if ctx.discovery_backend:
         annotations[DISCOVERY_BACKEND] = ctx.discovery_backend
+    if ctx.graph.restart_id:
+        # Every component restarts together (Parallel); Sequential ordering needs observed progress.
+        annotations[RESTART_AT] = ctx.graph.restart_id
     return dict(sorted(annotations.items()))
 
 

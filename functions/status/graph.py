@@ -86,17 +86,10 @@ def podcliqueset_readiness(components: Iterable[ComponentStatus]) -> Readiness:
     return not_ready("; ".join(reasons)) if reasons else READY
 
 
-def has_topology_constraint(graph: Graph, xr: dict[str, Any]) -> bool:
-    """A topology constraint at any level (upstream ``HasAnyTopologyConstraint``).
-
-    A graph-level constraint counts even without a pack domain (it may name only the topology).
-    """
-    spec = xr.get("spec") or {}
-    return (
-        graph.pack_domain is not None
-        or spec.get("topologyConstraint") is not None
-        or any(c.pack_domain is not None for c in graph.components)
-    )
+def has_topology_constraint(graph: Graph) -> bool:
+    """A topology constraint at any level (upstream ``HasAnyTopologyConstraint``); a graph-level one counts
+    even without a pack domain (it may name only the topology)."""
+    return graph.has_any_topology_constraint
 
 
 def status_map_key(graph: Graph) -> str:

@@ -1,0 +1,175 @@
+"""Pod defaults and their override rules (reference §2.1-2.3), one behaviour per test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from functions.api.normalise import graph_from_xr
+from functions.api.platform import PlatformConfig
+from functions.graph_step import render_graph
+from functions.manifests import claim_to_xr
+
+
+def render(spec: dict[str, Any], api: str = "nvidia.com/v1alpha1", **meta: Any) -> dict[str, dict[str, Any]]:
+    claim = {
+        "apiVersion": api,
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g", "namespace": "ns", **meta},
+        "spec": spec,
+    }
+    return render_graph(graph_from_xr(claim_to_xr(claim)), PlatformConfig())
+
+
+def pod(out: dict[str, dict[str, Any]], clique: str) -> dict[str, Any]:
+    cliques = out["podcliqueset"]["spec"]["template"]["cliques"]
+    return next(c for c in cliques if c["name"] == clique)["spec"]["podSpec"]
+
+
+def container(pod_spec: dict[str, Any], name: str = "main") -> dict[str, Any]:
+    return next(c for c in pod_spec["containers"] if c["name"] == name)
+
+
+def test_user_security_context_replaces_the_fs_group_default() -> None:
+    out = render(
+        {"services": {"W": {"componentType": "worker", "extraPodSpec": {"securityContext": {"runAsUser": 0}}}}}
+    )
+    assert pod(out, "w")["securityContext"] == {"runAsUser": 0}
+    assert pod(render({"services": {"W": {"componentType": "worker"}}}), "w")["securityContext"] == {"fsGroup": 1000}
+
+
+def test_shared_memory_size_and_disable() -> None:
+    sized = pod(render({"services": {"W": {"sharedMemory": {"size": "16Gi"}}}}), "w")
+    assert {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}} in sized["volumes"]
+    assert {"name": "shared-memory", "mountPath": "/dev/shm"} in container(sized)["volumeMounts"]
+    off = pod(render({"services": {"W": {"sharedMemory": {"disabled": True}}}}), "w")
+    assert "volumes" not in off
+    beta_off = pod(render({"components": [{"name": "W", "sharedMemorySize": "0"}]}, "nvidia.com/v1beta1"), "w")
+    assert "volumes" not in beta_off
+
+
+def test_main_container_comes_first_and_user_env_wins() -> None:
+    out = render(
+        {
+            "envs": [{"name": "A", "value": "graph"}, {"name": "B", "value": "graph"}],
+            "services": {
+                "W": {
+                    "componentType": "worker",
+                    "envs": [{"name": "B", "value": "service"}, {"name": "DYN_SYSTEM_PORT", "value": "9999"}],
+                    "extraPodSpec": {"containers": [{"name": "helper", "image": "h"}]},
+                }
+            },
+        }
+    )
+    spec = pod(out, "w")
+    assert [c["name"] for c in spec["containers"]] == ["main", "helper"]
+    env = {e["name"]: e.get("value") for e in container(spec)["env"]}
+    assert (env["A"], env["B"], env["DYN_SYSTEM_PORT"]) == ("graph", "service", "9999")
+    assert container(spec)["command"] == ["/bin/sh", "-c"]
+
+
+def test_frontend_sidecar_v1alpha1_and_v1beta1_render_alike() -> None:
+    alpha = pod(
+        render(
+            {
+                "services": {
+                    "W": {
+                        "componentType": "worker",
+                        "frontendSidecar": {"image": "fe", "args": ["-m", "dynamo.frontend"]},
+                    }
+                }
+            }
+        ),
+        "w",
+    )
+    sidecar = container(alpha, "sidecar-frontend")
+    assert sidecar["image"] == "fe"
+    assert sidecar["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
+    assert {"name": "DYN_HTTP_PORT", "value": "8000"} in sidecar["env"]
+    beta = pod(
+        render(
+            {
+                "components": [
+                    {
+                        "name": "W",
+                        "type": "worker",
+                        "frontendSidecar": "sidecar-frontend",
+                        "podTemplate": {
+                            "spec": {
+                                "containers": [
+                                    {"name": "main"},
+                                    {"name": "sidecar-frontend", "image": "fe", "args": ["-m", "dynamo.frontend"]},
+                                ]
+                            }
+                        },
+                    }
+                ]
+            },
+            "nvidia.com/v1beta1",
+        ),
+        "w",
+    )
+    assert container(beta, "sidecar-frontend") == sidecar
+
+
+def test_vllm_compilation_cache_defaults_its_path_and_sets_cache_root() -> None:
+    out = render(
+        {
+            "services": {
+                "W": {
+                    "componentType": "worker",
+                    "volumeMounts": [{"name": "cache", "useAsCompilationCache": True}],
+                    "extraPodSpec": {"mainContainer": {"command": ["python3", "-m", "dynamo.vllm"]}},
+                }
+            }
+        }
+    )
+    spec = pod(out, "w")
+    main = container(spec)
+    assert {"name": "cache", "mountPath": "/root/.cache/vllm"} in main["volumeMounts"]
+    assert {"name": "VLLM_CACHE_ROOT", "value": "/root/.cache/vllm"} in main["env"]
+    assert {"name": "cache", "persistentVolumeClaim": {"claimName": "cache"}} in spec["volumes"]
+
+
+def test_model_ref_adds_the_hash_label_and_one_headless_service_per_model() -> None:
+    out = render(
+        {
+            "services": {
+                "A": {"componentType": "worker", "modelRef": {"name": "Qwen/Qwen3-0.6B"}},
+                "B": {"componentType": "worker", "modelRef": {"name": "Qwen/Qwen3-0.6B"}},
+            }
+        }
+    )
+    services = [k for k in out if k.startswith("dynamo-model-")]
+    assert services == ["dynamo-model-" + out[services[0]]["spec"]["selector"]["nvidia.com/dynamo-base-model-hash"]]
+    svc = out[services[0]]
+    assert svc["spec"]["clusterIP"] == "None"
+    assert svc["metadata"]["annotations"]["nvidia.com/dynamo-base-model"] == "Qwen/Qwen3-0.6B"
+    cliques = out["podcliqueset"]["spec"]["template"]["cliques"]
+    assert all(
+        c["labels"]["nvidia.com/dynamo-base-model-hash"] == svc["spec"]["selector"]["nvidia.com/dynamo-base-model-hash"]
+        for c in cliques
+    )
+
+
+def test_epp_defaults() -> None:
+    spec = pod(render({"components": [{"name": "Epp", "type": "epp"}]}, "nvidia.com/v1beta1"), "epp")
+    assert spec["serviceAccountName"] == "epp-serviceaccount"
+    assert spec["terminationGracePeriodSeconds"] == 130
+    main = container(spec)
+    assert main["command"] == []
+    assert main["args"][:4] == ["-pool-name", "g-pool", "-pool-namespace", "ns"]
+    assert [p["containerPort"] for p in main["ports"]] == [9002, 9003, 9090]
+    assert main["startupProbe"]["grpc"] == {"port": 9003, "service": "inference-extension"}
+    assert {v["name"] for v in spec["volumes"]} == {"epp-config", "hf-cache", "shared-memory"}
+
+
+def test_restart_id_stamps_restart_at_on_every_clique() -> None:
+    out = render({"restart": {"id": "r1"}, "services": {"A": {}, "B": {}}})
+    for clique in out["podcliqueset"]["spec"]["template"]["cliques"]:
+        assert clique["annotations"]["nvidia.com/restartAt"] == "r1"
+
+
+def test_global_namespace_uses_dynamo() -> None:
+    out = render({"services": {"W": {"componentType": "worker", "globalDynamoNamespace": True}}})
+    env = {e["name"]: e.get("value") for e in container(pod(out, "w"))["env"]}
+    assert env["DYN_NAMESPACE"] == "dynamo"

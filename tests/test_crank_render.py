@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,33 +10,10 @@ import yaml
 from corpus import EXAMPLE_CLAIMS, load_claim
 from functions.manifests import claim_to_xr, dump_documents, find_composition, load_documents
 from functions.pipeline import render
-from server import REPO, serving
-from tooling import require_crank
+from server import REPO
+from tooling import crank_render
 
 COMPOSITIONS = REPO / "compositions"
-
-
-@pytest.fixture(scope="module")
-def functions_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """examples/functions.yaml pointed at a server started for this module."""
-    require_crank()
-    with serving("--insecure") as address:
-        (fn,) = load_documents(REPO / "examples" / "functions.yaml")
-        fn["metadata"]["annotations"]["render.crossplane.io/runtime-development-target"] = address
-        path = tmp_path_factory.mktemp("fn") / "functions.yaml"
-        path.write_text(yaml.safe_dump(fn))
-        yield path
-
-
-def crank_render(xr_file: Path, composition_file: Path, functions_file: Path, *extra: str) -> str:
-    proc = subprocess.run(
-        [str(require_crank()), "render", str(xr_file), str(composition_file), str(functions_file), *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 PLATFORM = REPO / "examples" / "platform" / "dynamo-platform.yaml"
@@ -56,7 +32,7 @@ def test_crank_render_equals_in_process_render(
     composition_file.write_text(yaml.safe_dump(composition))
 
     extra = ["-e", str(PLATFORM)] if with_platform else []
-    theirs = crank_render(xr_file, composition_file, functions_file, *extra)
+    theirs = crank_render(str(xr_file), str(composition_file), str(functions_file), *extra)
     out = render(xr, composition, required=load_documents(PLATFORM) if with_platform else None)
     ours = dump_documents([out.composite, *out.composed])
 

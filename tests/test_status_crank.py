@@ -6,8 +6,6 @@ without regard to the selector's namespace, as crank's FilteringFetcher does.
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,28 +16,11 @@ from corpus import load_claim
 from functions.fn import run
 from functions.manifests import claim_to_xr, dump_documents, find_composition, load_documents
 from functions.pipeline import fetch, render
-from server import REPO, serving
-from tooling import require_crank
+from server import REPO
+from tooling import crank_render
 
 STATUS_EXAMPLES = REPO / "examples" / "status"
 EXAMPLES = sorted(p for p in STATUS_EXAMPLES.iterdir() if p.is_dir())
-
-
-@pytest.fixture(scope="module")
-def functions_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    require_crank()
-    with serving("--insecure") as address:
-        (fn,) = load_documents(REPO / "examples" / "functions.yaml")
-        fn["metadata"]["annotations"]["render.crossplane.io/runtime-development-target"] = address
-        path = tmp_path_factory.mktemp("fn") / "functions.yaml"
-        path.write_text(yaml.safe_dump(fn))
-        yield path
-
-
-def crank(*args: str) -> str:
-    proc = subprocess.run([str(require_crank()), "render", *args], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 def write(path: Path, doc: dict) -> Path:
@@ -54,7 +35,7 @@ def test_crank_render_with_observed_and_required_equals_in_process(
     xr = claim_to_xr(load_claim(REPO / "examples" / f"{example.name.rsplit('-', 1)[0]}.yaml"))
     composition = find_composition(xr, load_documents(REPO / "compositions"))
     observed, required = example / "observed.yaml", example / "required.yaml"
-    theirs = crank(
+    theirs = crank_render(
         str(write(tmp_path / "xr.yaml", xr)),
         str(write(tmp_path / "composition.yaml", composition)),
         str(functions_file),
@@ -108,7 +89,7 @@ def test_crank_fetches_required_resources_across_namespaces(functions_file: Path
 
     out = render(xr, composition, load_documents(example / "observed.yaml"), docs, runner=counting_runner)
     assert seen == [len(required) + 1]  # the decoy is passed along, as crank does
-    theirs = crank(
+    theirs = crank_render(
         str(write(tmp_path / "xr.yaml", xr)),
         str(write(tmp_path / "composition.yaml", composition)),
         str(functions_file),

@@ -146,3 +146,12 @@ def require_shared(*parts: str) -> Path:
             f"shared data missing: {path} not found (../shared must be laid beside the checkout; CI always provides it)"
         )
     return path
+
+
+def crank_render(*args: str) -> str:
+    """stdout of `crank render ARGS...` (the real Crossplane CLI), failing the test on a non-zero exit."""
+    import subprocess
+
+    proc = subprocess.run([str(require_crank()), "render", *args], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout

@@ -21,9 +21,26 @@ def cli() -> None:
     """function-dynamo: the NVIDIA Dynamo operator as Crossplane composition functions."""
 
 
+def allow_deep_messages() -> None:
+    """Lift upb's recursion limit, so objects nested deeper than ~32 levels decode (they fail otherwise)."""
+    from google.protobuf.internal import api_implementation
+
+    module = getattr(api_implementation, "_c_module", None)
+    if module is None or not hasattr(module, "SetAllowOversizeProtos"):
+        raise click.UsageError("--allow-oversize-protos needs the upb protobuf backend")
+    module.SetAllowOversizeProtos(True)
+
+
 @cli.command()
 @sdkcli.standard_options
+@click.option(
+    "--allow-oversize-protos",
+    is_flag=True,
+    envvar="ALLOW_OVERSIZE_PROTOS",
+    help="Accept requests nested deeper than protobuf's default limit (about 32 levels of YAML).",
+)
 def serve(
+    allow_oversize_protos: bool,
     debug: bool,
     address: str,
     tls_certs_dir: str | None,
@@ -33,6 +50,8 @@ def serve(
 ) -> None:
     """Serve every pipeline step over gRPC (the Crossplane function spec)."""
     logging.configure(level=logging.Level.DEBUG if debug else logging.Level.INFO)
+    if allow_oversize_protos:
+        allow_deep_messages()
     if not insecure and not tls_certs_dir:
         raise click.UsageError("give --tls-certs-dir (or TLS_SERVER_CERTS_DIR) for mTLS, or --insecure")
     send = max_send_message_size or max_recv_message_size

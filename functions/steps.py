@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from functions.graph_step import render_graph_deployment
 from functions.status_step import graph_status
-from functions.step import StepRequest, StepResponse
+from functions.step import StepRequest, StepResponse, passthrough
 
 INPUT_API_VERSION = "dynamo.fn.crossplane.io/v1beta1"
 
@@ -15,6 +15,7 @@ Step = Callable[[StepRequest], StepResponse]
 STEPS: dict[str, Step] = {
     "GraphDeployment": render_graph_deployment,
     "GraphStatus": graph_status,
+    "Noop": passthrough,
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from functions.admission import check_annotations, deprecation_condition
 from functions.api.graph import Graph, SpecError
 from functions.api.normalise import graph_from_xr
 from functions.api.platform import (
@@ -93,7 +94,11 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
     try:
         platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
         graph = graph_from_xr(request.observed_composite)
+        check_annotations(graph)
         desired = render_graph(graph, platform)
     except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
-    return StepResponse(desired_resources={name: DesiredResource(obj) for name, obj in desired.items()})
+    return StepResponse(
+        desired_resources={name: DesiredResource(obj) for name, obj in desired.items()},
+        conditions=[deprecation_condition(request.observed_composite)],
+    )

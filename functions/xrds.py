@@ -16,6 +16,7 @@ from functions.api import v1alpha1, v1beta1
 from functions.api.fields import cel
 from functions.api.kube_catalog import kube_catalog
 from functions.schema import UnionReport, openapi_for_model, union_schemas
+from functions.xrd_rules import add_webhook_rules
 
 GROUP = "nvidia.com"
 DGD_XRD_NAME = f"xdynamographdeployments.{GROUP}"
@@ -35,6 +36,7 @@ def dgd_spec_schema(upstream_dir: Path | None = None) -> tuple[dict[str, Any], U
     report = UnionReport()
     spec = union_schemas(per_version["v1alpha1"], per_version["v1beta1"], report, "spec")
     spec["x-kubernetes-validations"] = [*spec.get("x-kubernetes-validations", []), *_shape_rules(per_version)]
+    add_webhook_rules(spec)
     return spec, report
 
 

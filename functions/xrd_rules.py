@@ -1,0 +1,185 @@
+"""Upstream's admission-webhook rules, moved into the XRD as CEL so the API server enforces them.
+
+Upstream checks these in its validating webhook (reference §5.2, §5.6); a Crossplane package has no
+webhook, so every rule that needs nothing but the object itself (and, for updates, its previous
+version via ``oldSelf``) becomes an ``x-kubernetes-validations`` entry of the XRD. Rules that need
+more (cluster lookups, other objects) are checked by the function. Each rule has an ``id`` that the
+validation catalogue (tests/validation_catalogue.yaml) refers to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# Where a rule sits in the union spec schema: () is spec itself; "*" a map value; "[]" a list item.
+SPEC: tuple[str, ...] = ()
+SERVICE = ("services", "*")
+COMPONENT = ("components", "[]")
+VOLUME_MOUNT = ("services", "*", "volumeMounts", "[]")
+PVC = ("pvcs", "[]")
+
+EXECUTOR_ANNOTATION = "nvidia.com/vllm-distributed-executor-backend"
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    at: tuple[str, ...]
+    rule: str
+    message: str
+
+    def as_validation(self) -> dict[str, str]:
+        return {"rule": self.rule, "message": self.message}
+
+
+def _order_guard(body: str) -> str:
+    return f"!has(self.restart) || !has(self.restart.strategy) || !has(self.restart.strategy.order) || ({body})"
+
+
+ORDER = "self.restart.strategy.order"
+COMPONENT_COUNT = (
+    "(has(self.services) ? size(self.services) : (has(self.components) ? size(self.components) : 0))"
+)
+KNOWN_NAME = (
+    "(has(self.services) ? n in self.services : (has(self.components) && self.components.exists(c, c.name == n)))"
+)
+
+
+def _same(old: str, new: str) -> str:
+    """Both absent, or both present and equal."""
+    return f"has({new}) == has({old}) && (!has({new}) || {new} == {old})"
+
+
+RULES: tuple[Rule, ...] = (
+    # --- create and update (reference §5.2 / §5.6) -----------------------------------------------
+    Rule("services-non-empty", SPEC, "!has(self.services) || size(self.services) > 0",
+         "spec.services must not be empty"),
+    Rule("components-non-empty", SPEC, "!has(self.components) || size(self.components) > 0",
+         "spec.components must not be empty"),
+    Rule("restart-order-parallel", SPEC,
+         _order_guard("!has(self.restart.strategy.type) || self.restart.strategy.type != 'Parallel'"),
+         "spec.restart.strategy.order must not be set with the Parallel strategy"),
+    Rule("restart-order-unique", SPEC, _order_guard(f"{ORDER}.all(n, {ORDER}.filter(m, m == n).size() == 1)"),
+         "spec.restart.strategy.order entries must be unique"),
+    Rule("restart-order-complete", SPEC, _order_guard(f"size({ORDER}) == {COMPONENT_COUNT}"),
+         "spec.restart.strategy.order must list every component exactly once"),
+    Rule("restart-order-known", SPEC, _order_guard(f"{ORDER}.all(n, {KNOWN_NAME})"),
+         "spec.restart.strategy.order names a component that does not exist"),
+    Rule("topology-spec-required", SPEC,
+         "has(self.topologyConstraint) || "
+         "(has(self.services) ? self.services.all(k, !has(self.services[k].topologyConstraint)) : true) && "
+         "(has(self.components) ? self.components.all(c, !has(c.topologyConstraint)) : true)",
+         "spec.topologyConstraint is required when a component sets a topologyConstraint"),
+    Rule("topology-services-need-domain", SPEC,
+         "!has(self.services) || !has(self.topologyConstraint) || has(self.topologyConstraint.packDomain) || "
+         "self.services.all(k, has(self.services[k].topologyConstraint))",
+         "spec.topologyConstraint.packDomain is required unless every service sets its own topologyConstraint"),
+    Rule("topology-components-need-domain", SPEC,
+         "!has(self.components) || !has(self.topologyConstraint) || has(self.topologyConstraint.packDomain) || "
+         "self.components.exists(c, has(c.topologyConstraint))",
+         "spec.topologyConstraint.packDomain is required when no component sets a topologyConstraint"),
+    Rule("ingress-host", SERVICE,
+         "!has(self.ingress) || !has(self.ingress.enabled) || !self.ingress.enabled || "
+         "(has(self.ingress.host) && self.ingress.host != '')",
+         "ingress.host is required when ingress is enabled"),
+    Rule("frontend-sidecar-conflict", SERVICE,
+         "!has(self.frontendSidecar) || !has(self.extraPodSpec) || !has(self.extraPodSpec.containers) || "
+         "!self.extraPodSpec.containers.exists(c, c.name == 'sidecar-frontend')",
+         "frontendSidecar cannot be combined with an extraPodSpec container named sidecar-frontend"),
+    Rule("service-executor-annotation", SERVICE,
+         f"!has(self.annotations) || !('{EXECUTOR_ANNOTATION}' in self.annotations) || "
+         f"self.annotations['{EXECUTOR_ANNOTATION}'].lowerAscii() in ['mp', 'ray']",
+         f"annotation {EXECUTOR_ANNOTATION} must be mp or ray"),
+    Rule("epp-service-single-node", SERVICE,
+         "!has(self.componentType) || self.componentType != 'epp' || !has(self.multinode)",
+         "an epp component cannot be multinode"),
+    Rule("epp-service-one-replica", SERVICE,
+         "!has(self.componentType) || self.componentType != 'epp' || !has(self.replicas) || self.replicas == 1",
+         "an epp component runs exactly one replica"),
+    Rule("epp-service-config", SERVICE,
+         "!has(self.componentType) || self.componentType != 'epp' || "
+         "(has(self.eppConfig) && has(self.eppConfig.configMapRef) != has(self.eppConfig.config))",
+         "an epp component needs eppConfig with exactly one of configMapRef or config"),
+    Rule("epp-config-map-name", SERVICE,
+         "!has(self.eppConfig) || !has(self.eppConfig.configMapRef) || self.eppConfig.configMapRef.name != ''",
+         "eppConfig.configMapRef.name is required"),
+    Rule("volume-mount-point", VOLUME_MOUNT, "self.useAsCompilationCache || has(self.mountPoint)",
+         "mountPoint is required unless useAsCompilationCache is set"),
+    Rule("pvc-size-positive", PVC,
+         "!has(self.create) || !self.create || !has(self.size) || "
+         "quantity(string(self.size)).isGreaterThan(quantity('0'))",
+         "size must be greater than 0 when create is true"),
+    Rule("frontend-sidecar-container", COMPONENT,
+         "!has(self.frontendSidecar) || (has(self.podTemplate) && has(self.podTemplate.spec) && "
+         "self.podTemplate.spec.containers.exists(c, c.name == self.frontendSidecar))",
+         "frontendSidecar must name a container of podTemplate.spec.containers"),
+    Rule("epp-component-single-node", COMPONENT, "!has(self.type) || self.type != 'epp' || !has(self.multinode)",
+         "an epp component cannot be multinode"),
+    Rule("epp-component-one-replica", COMPONENT,
+         "!has(self.type) || self.type != 'epp' || !has(self.replicas) || self.replicas == 1",
+         "an epp component runs exactly one replica"),
+    Rule("shared-memory-size", COMPONENT,
+         "!has(self.sharedMemorySize) || !quantity(string(self.sharedMemorySize)).isLessThan(quantity('0'))",
+         "sharedMemorySize must not be negative"),
+    # --- update only: transition rules (they compare with oldSelf) --------------------------------
+    Rule("backend-framework-immutable", SPEC, _same("oldSelf.backendFramework", "self.backendFramework"),
+         "spec.backendFramework is immutable"),
+    Rule("topology-immutable", SPEC, _same("oldSelf.topologyConstraint", "self.topologyConstraint"),
+         "spec.topologyConstraint is immutable"),
+    Rule("service-set-immutable", SPEC,
+         "!has(self.services) || !has(oldSelf.services) || "
+         "(self.services.all(k, k in oldSelf.services) && oldSelf.services.all(k, k in self.services))",
+         "services cannot be added or removed after creation"),
+    Rule("component-set-immutable", SPEC,
+         "!has(self.components) || !has(oldSelf.components) || "
+         "(self.components.all(c, oldSelf.components.exists(o, o.name == c.name)) && "
+         "oldSelf.components.all(o, self.components.exists(c, c.name == o.name)))",
+         "components cannot be added or removed after creation"),
+    Rule("service-multinode-immutable", SPEC,
+         "!has(self.services) || !has(oldSelf.services) || self.services.all(k, !(k in oldSelf.services) || "
+         "has(self.services[k].multinode) == has(oldSelf.services[k].multinode))",
+         "a service cannot switch between single-node and multinode"),
+    Rule("component-multinode-immutable", SPEC,
+         "!has(self.components) || !has(oldSelf.components) || self.components.all(c, "
+         "oldSelf.components.all(o, o.name != c.name || has(o.multinode) == has(c.multinode)))",
+         "a component cannot switch between single-node and multinode"),
+    Rule("service-topology-immutable", SPEC,
+         "!has(self.services) || !has(oldSelf.services) || self.services.all(k, !(k in oldSelf.services) || "
+         "(" + _same("oldSelf.services[k].topologyConstraint", "self.services[k].topologyConstraint") + "))",
+         "a service's topologyConstraint is immutable"),
+    Rule("component-topology-immutable", SPEC,
+         "!has(self.components) || !has(oldSelf.components) || self.components.all(c, "
+         "oldSelf.components.all(o, o.name != c.name || (" + _same("o.topologyConstraint", "c.topologyConstraint")
+         + ")))",
+         "a component's topologyConstraint is immutable"),
+    Rule("component-type-immutable", SPEC,
+         "!has(self.components) || !has(oldSelf.components) || self.components.all(c, "
+         "oldSelf.components.all(o, o.name != c.name || !has(o.type) || (has(c.type) && c.type == o.type)))",
+         "a component's type is immutable once set"),
+    Rule("kv-transfer-policy-immutable", SPEC,
+         "(has(self.experimental) && has(self.experimental.kvTransferPolicy)) == "
+         "(has(oldSelf.experimental) && has(oldSelf.experimental.kvTransferPolicy)) && "
+         "(!has(self.experimental) || !has(self.experimental.kvTransferPolicy) || "
+         "self.experimental.kvTransferPolicy == oldSelf.experimental.kvTransferPolicy)",
+         "spec.experimental.kvTransferPolicy is immutable"),
+)  # fmt: skip
+
+
+def _node(schema: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    node = schema
+    for step in path:
+        if step == "*":
+            node = node["additionalProperties"]
+        elif step == "[]":
+            node = node["items"]
+        else:
+            node = node["properties"][step]
+    return node
+
+
+def add_webhook_rules(spec: dict[str, Any]) -> None:
+    """Append every rule to its node of the (union) spec schema."""
+    for rule in RULES:
+        node = _node(spec, rule.at)
+        node["x-kubernetes-validations"] = [*node.get("x-kubernetes-validations", []), rule.as_validation()]

@@ -1,0 +1,113 @@
+"""Every upstream validation rule for the DGD, fed its bad example where the catalogue says it is enforced."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from functions.graph_step import render_graph_deployment
+from functions.manifests import claim_to_xr, load_documents
+from functions.step import StepRequest
+from functions.validation import derive_crds, validate_object
+from functions.xrd_rules import RULES
+
+REPO = Path(__file__).resolve().parents[1]
+CATALOGUE = yaml.safe_load((Path(__file__).parent / "validation_catalogue.yaml").read_text())
+ENFORCED_BY = {"xrd-schema", "xrd-cel", "function", "not-enforced"}
+
+
+def claim(row: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": "bad", "namespace": "ns"}
+    if row.get("annotations"):
+        metadata["annotations"] = row["annotations"]
+    return {
+        "apiVersion": f"nvidia.com/{row.get('api', 'v1alpha1')}",
+        "kind": "DynamoGraphDeployment",
+        "metadata": metadata,
+        "spec": spec,
+    }
+
+
+@pytest.fixture(scope="module")
+def claim_crd() -> dict[str, Any]:
+    (xrd,) = load_documents(REPO / "xrds" / "dynamographdeployments.yaml")
+    return next(c for c in derive_crds(xrd) if c["spec"]["names"]["kind"] == "DynamoGraphDeployment")
+
+
+def test_catalogue_rows_are_well_formed() -> None:
+    ids = [row["id"] for row in CATALOGUE]
+    assert len(ids) == len(set(ids))
+    for row in CATALOGUE:
+        assert row["enforced_by"] in ENFORCED_BY, row["id"]
+        assert row["rule"] and row["source"], row["id"]
+        if row["enforced_by"] == "not-enforced":
+            assert row["why"], row["id"]
+        else:
+            assert row["example"] is not None and row["expect"]["path"] and row["expect"]["message"], row["id"]
+
+
+def test_every_xrd_rule_has_a_catalogue_row() -> None:
+    cel_rows = {row["id"] for row in CATALOGUE if row["enforced_by"] == "xrd-cel"}
+    assert {rule.id for rule in RULES} <= cel_rows
+
+
+ROWS = [row for row in CATALOGUE if row["enforced_by"] in ("xrd-schema", "xrd-cel")]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r["id"] for r in ROWS])
+def test_the_api_server_rejects_the_bad_example(row: dict[str, Any], claim_crd: dict[str, Any]) -> None:
+    old = claim(row, row["old"]) if row.get("old") is not None else None
+    violations = validate_object(claim(row, row["example"]), claim_crd, old=old)
+    expected = row["expect"]
+    matching = [v for v in violations if v.path == expected["path"] and expected["message"] in v.message]
+    assert matching, f"expected {expected} in {[str(v) for v in violations]}"
+    if row["enforced_by"] == "xrd-cel":
+        assert all(v.rule.startswith("cel") for v in matching)
+
+
+FUNCTION_ROWS = [row for row in CATALOGUE if row["enforced_by"] == "function"]
+
+
+@pytest.mark.parametrize("row", FUNCTION_ROWS, ids=[r["id"] for r in FUNCTION_ROWS])
+def test_the_function_rejects_the_bad_example(row: dict[str, Any]) -> None:
+    response = render_graph_deployment(
+        StepRequest(input={}, observed_composite=claim_to_xr(claim(row, row["example"])))
+    )
+    expected = row["expect"]
+    if row.get("kind") == "condition":
+        assert not response.results
+        (condition,) = [c for c in response.conditions if c.type == "DeprecatedFields"]
+        assert condition.status == "True"
+        assert expected["path"] in condition.message and expected["message"] in condition.message
+        return
+    (result,) = response.results
+    assert result.severity == "fatal"
+    assert result.message.startswith(expected["path"]), result.message
+    assert expected["message"] in result.message
+
+
+def test_good_examples_pass_the_function_rules() -> None:
+    good = {"services": {"a": {"componentType": "frontend"}}}
+    response = render_graph_deployment(StepRequest(input={}, observed_composite=claim_to_xr(claim({}, good))))
+    assert not response.results
+    assert [(c.type, c.status) for c in response.conditions] == [("DeprecatedFields", "False")]
+
+
+def test_catalogue_figures() -> None:
+    """The share of rules enforced (by the API server or the function) out of all catalogued."""
+    enforced = [row for row in CATALOGUE if row["enforced_by"] != "not-enforced"]
+    assert len(CATALOGUE) >= 60
+    assert len(enforced) / len(CATALOGUE) > 0.9
+
+
+UPDATE_ROWS = [row for row in ROWS if row.get("old") is not None]
+
+
+@pytest.mark.parametrize("row", UPDATE_ROWS, ids=[r["id"] for r in UPDATE_ROWS])
+def test_an_unchanged_update_passes(row: dict[str, Any], claim_crd: dict[str, Any]) -> None:
+    """Transition rules must not reject an update that changes nothing."""
+    unchanged = claim(row, row["old"])
+    assert validate_object(unchanged, claim_crd, old=unchanged) == []

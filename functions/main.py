@@ -9,6 +9,7 @@ import click
 from crossplane.function import cli as sdkcli
 from crossplane.function import logging, runtime
 
+from functions.bench import bench
 from functions.fn import FunctionRunner
 from functions.manifests import ManifestError, as_xr, dump_documents, find_composition, load_documents
 from functions.pipeline import RenderError, render
@@ -120,6 +121,43 @@ def render_cmd(
     click.echo(dump_documents(docs_out), nl=False)
 
 
+@cli.command(name="validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--old", type=click.Path(exists=True, path_type=Path), help="The previous version (checks an update).")
+@click.option("--platform", type=click.Path(exists=True, path_type=Path), help="The dynamo-platform EnvironmentConfig.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list valid documents and notes.")
+def validate_cmd(files: tuple[Path, ...], old: Path | None, platform: Path | None, verbose: bool) -> None:
+    """Check FILES (claims or XRs, files or directories) as the cluster would: schema, CEL, function rules.
+
+    Prints every violation with its field path and rule; exits 1 if there is any.
+    """
+    from functions.offline_validation import validate_files
+
+    try:
+        reports, skipped = validate_files(list(files), old, platform)
+    except ManifestError as err:
+        click.echo(f"function-dynamo validate: {err}", err=True)
+        sys.exit(2)
+    bad = [r for r in reports if not r.ok]
+    for report in reports:
+        if report.ok and not report.unsupported and not verbose:
+            continue
+        click.echo(f"{'FAIL' if not report.ok else 'ok  '} {report.where}")
+        for line in report.violations:
+            click.echo(f"  {line}")
+        for line in report.unsupported:
+            click.echo(f"  valid, but this package cannot render it yet: {line}")
+        for line in report.notes if verbose else []:
+            click.echo(f"  note: {line}")
+    unsupported = sum(1 for r in reports if r.ok and r.unsupported)
+    click.echo(
+        f"{len(reports) - len(bad)} valid ({unsupported} not renderable yet), {len(bad)} invalid, "
+        f"{skipped} other documents skipped"
+    )
+    if bad or not reports:
+        sys.exit(1)
+
+
 @cli.command()
 @click.option("--out", type=click.Path(path_type=Path), default=REPO_ROOT / "xrds", show_default="xrds/")
 @click.option(
@@ -140,6 +178,8 @@ def xrds(out: Path, upstream_crds: Path | None) -> None:
         click.echo(f"function-dynamo xrds: {err}", err=True)
         sys.exit(1)
 
+
+cli.add_command(bench)
 
 if __name__ == "__main__":
     cli()

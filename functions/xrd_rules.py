@@ -38,9 +38,7 @@ def _order_guard(body: str) -> str:
 
 
 ORDER = "self.restart.strategy.order"
-COMPONENT_COUNT = (
-    "(has(self.services) ? size(self.services) : (has(self.components) ? size(self.components) : 0))"
-)
+COMPONENT_COUNT = "(has(self.services) ? size(self.services) : (has(self.components) ? size(self.components) : 0))"
 KNOWN_NAME = (
     "(has(self.services) ? n in self.services : (has(self.components) && self.components.exists(c, c.name == n)))"
 )

@@ -130,6 +130,7 @@ def test_serve_requires_insecure_or_certificates() -> None:
 
 def make_certs(tmp: Path) -> Path:
     """A CA, a server certificate for 127.0.0.1 and a client certificate, with openssl."""
+    tmp.mkdir(parents=True, exist_ok=True)
 
     def run(*args: str) -> None:
         subprocess.run(["openssl", *args], cwd=tmp, check=True, capture_output=True)
@@ -206,3 +207,23 @@ def test_mtls_accepts_a_client_signed_by_the_ca_and_rejects_plaintext(tmp_path: 
         assert rsp.meta.tag == "tag-1"
         with grpc.insecure_channel(addr) as channel, pytest.raises(grpc.RpcError):
             grpcv1.FunctionRunnerServiceStub(channel).RunFunction(request(XR, INPUT), timeout=5)
+
+
+def test_mtls_rejects_a_client_certificate_from_another_ca(tmp_path: Path) -> None:
+    certs = make_certs(tmp_path / "real")
+    rogue = make_certs(tmp_path / "rogue")
+    good = grpc.ssl_channel_credentials(
+        root_certificates=(certs / "ca.crt").read_bytes(),
+        private_key=(certs / "client.key").read_bytes(),
+        certificate_chain=(certs / "client.crt").read_bytes(),
+    )
+    forged = grpc.ssl_channel_credentials(
+        root_certificates=(certs / "ca.crt").read_bytes(),  # trusts the server...
+        private_key=(rogue / "client.key").read_bytes(),  # ...but presents a certificate the server's CA never signed
+        certificate_chain=(rogue / "client.crt").read_bytes(),
+    )
+    no_client_cert = grpc.ssl_channel_credentials(root_certificates=(certs / "ca.crt").read_bytes())
+    with serving("--tls-certs-dir", str(certs), ready_creds=good) as addr:
+        for creds in (forged, no_client_cert):
+            with grpc.secure_channel(addr, creds) as channel, pytest.raises(grpc.RpcError):
+                grpcv1.FunctionRunnerServiceStub(channel).RunFunction(request(XR, INPUT), timeout=5)

@@ -6,10 +6,11 @@ mainContainer, envs, envFromSecret, probes and resources all land in container `
 
 from __future__ import annotations
 
-import copy
+import re
 from typing import Any
 
 from functions.api import v1alpha1
+from functions.api.fields import QUANTITY_PATTERN
 from functions.api.graph import (
     DEFAULT_SHARED_MEMORY,
     GPU_RESOURCE,
@@ -17,25 +18,36 @@ from functions.api.graph import (
     Component,
     SpecError,
     VolumeMount,
+    json_copy,
     merge_envs,
 )
 
+QUANTITY = re.compile(QUANTITY_PATTERN)
 
-def container_resources(resources: v1alpha1.Resources, existing: dict[str, Any]) -> dict[str, Any]:
+
+def _quantity(value: str, path: str) -> str:
+    """The API accepts any string here; a Pod does not, so a non-quantity is a Fatal naming the field."""
+    if not QUANTITY.match(value):
+        raise SpecError(f"{path}: {value!r} is not a Kubernetes quantity")
+    return value
+
+
+def container_resources(key: str, resources: v1alpha1.Resources, existing: dict[str, Any]) -> dict[str, Any]:
     """Dynamo's cpu/memory/gpu/custom resources as container requests/limits; claims are appended."""
-    out = copy.deepcopy(existing)
+    out = json_copy(existing)
     for part in ("requests", "limits"):
         item = getattr(resources, part)
         if item is None:
             continue
+        path = f"spec.services.{key}.resources.{part}"
         values = out.setdefault(part, {})
         if item.cpu:
-            values["cpu"] = item.cpu
+            values["cpu"] = _quantity(item.cpu, f"{path}.cpu")
         if item.memory:
-            values["memory"] = item.memory
+            values["memory"] = _quantity(item.memory, f"{path}.memory")
         if item.gpu:
-            values[item.gpuType or GPU_RESOURCE] = item.gpu
-        values.update(item.custom or {})
+            values[item.gpuType or GPU_RESOURCE] = _quantity(item.gpu, f"{path}.gpu")
+        values.update({name: _quantity(v, f"{path}.custom[{name}]") for name, v in (item.custom or {}).items()})
     if resources.claims:
         out["claims"] = [*out.get("claims", []), *(c.model_dump(exclude_none=True) for c in resources.claims)]
     return out
@@ -45,15 +57,15 @@ def _main_container(key: str, service: v1alpha1.Service, extra: dict[str, Any]) 
     main = extra.pop("mainContainer", None) or {}
     main = {"name": MAIN_CONTAINER, **{k: v for k, v in main.items() if k != "name"}}
     if service.envs:
-        main["env"] = merge_envs(main.get("env", []), copy.deepcopy(service.envs))
+        main["env"] = merge_envs(main.get("env", []), json_copy(service.envs))
     if service.envFromSecret:
         main["envFrom"] = [*main.get("envFrom", []), {"secretRef": {"name": service.envFromSecret}}]
     if service.livenessProbe is not None:
-        main["livenessProbe"] = copy.deepcopy(service.livenessProbe)
+        main["livenessProbe"] = json_copy(service.livenessProbe)
     if service.readinessProbe is not None:
-        main["readinessProbe"] = copy.deepcopy(service.readinessProbe)
+        main["readinessProbe"] = json_copy(service.readinessProbe)
     if service.resources is not None:
-        main["resources"] = container_resources(service.resources, main.get("resources") or {})
+        main["resources"] = container_resources(key, service.resources, main.get("resources") or {})
     for index, mount in enumerate(service.volumeMounts or []):
         if mount.useAsCompilationCache:
             continue  # rendered as the compilation cache (backend-specific default path)
@@ -86,7 +98,7 @@ def _unsupported(key: str, service: v1alpha1.Service) -> tuple[str, ...]:
 
 
 def component_from_service(key: str, service: v1alpha1.Service) -> Component:
-    extra = copy.deepcopy(service.extraPodSpec or {})
+    extra = json_copy(service.extraPodSpec or {})
     main = _main_container(key, service, extra)
     containers = [*extra.pop("containers", []), main]
     pod_metadata = service.extraPodMetadata

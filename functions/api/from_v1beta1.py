@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import copy
-
 from functions.api import v1beta1
-from functions.api.graph import DEFAULT_SHARED_MEMORY, MAIN_CONTAINER, Component, VolumeMount
+from functions.api.graph import DEFAULT_SHARED_MEMORY, MAIN_CONTAINER, Component, VolumeMount, json_copy
 
 SUB_COMPONENT_LABEL = "nvidia.com/dynamo-sub-component-type"
 WORKER_SUB_TYPES = ("prefill", "decode")
@@ -42,7 +40,7 @@ def _unsupported(component: v1beta1.Component, index: int) -> tuple[str, ...]:
 
 
 def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Component:
-    template = copy.deepcopy(component.podTemplate or {})
+    template = json_copy(component.podTemplate or {})
     spec = template.setdefault("spec", {})
     containers = spec.get("containers") or []
     if not any(c.get("name") == MAIN_CONTAINER for c in containers):

@@ -6,7 +6,7 @@ recognised by its content: ``spec.services`` (v1alpha1) or ``spec.components`` (
 
 from __future__ import annotations
 
-import copy
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -14,7 +14,12 @@ from pydantic import ValidationError
 from functions.api import v1alpha1, v1beta1
 from functions.api.from_v1alpha1 import component_from_service
 from functions.api.from_v1beta1 import component_from_v1beta1
-from functions.api.graph import Graph, SpecError
+from functions.api.graph import Graph, SpecError, json_copy
+
+CLAIM_NAME_LABEL = "crossplane.io/claim-name"
+CLAIM_NAMESPACE_LABEL = "crossplane.io/claim-namespace"
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 # Keys Crossplane adds to an XR's spec; they are not part of the Dynamo API.
 CROSSPLANE_SPEC_KEYS = frozenset(
@@ -56,14 +61,55 @@ def spec_shape(spec: dict[str, Any]) -> str:
     return "v1alpha1" if has_services else "v1beta1"
 
 
+def _object(value: Any, path: str) -> dict[str, Any]:
+    """``value`` when it is an object, {} when absent; an API server never passes anything else."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SpecError(f"{path}: must be an object, not {type(value).__name__}")
+    return value
+
+
+def _identity(sources: tuple[tuple[dict[str, Any], str, str], ...], pattern: re.Pattern[str], rule: str) -> Any:
+    """The first set value among (object, key, field path) ``sources``, checked against ``pattern``."""
+    for obj, key, path in sources:
+        value = obj.get(key)
+        if value:
+            if not isinstance(value, str) or len(value) > 253 or not pattern.match(value):
+                raise SpecError(f"{path}: {value!r} is not {rule}")
+            return value
+    return None
+
+
 def graph_from_xr(xr: dict[str, Any]) -> Graph:
     """Normalise an XDynamoGraphDeployment (or a claim) into a ``Graph``; raises ``SpecError``."""
-    metadata = xr.get("metadata") or {}
-    spec = {k: v for k, v in (xr.get("spec") or {}).items() if k not in CROSSPLANE_SPEC_KEYS}
-    claim = (xr.get("spec") or {}).get("claimRef") or {}
-    labels = metadata.get("labels") or {}
-    name = claim.get("name") or labels.get("crossplane.io/claim-name") or metadata.get("name")
-    namespace = claim.get("namespace") or labels.get("crossplane.io/claim-namespace") or metadata.get("namespace")
+    metadata = _object(xr.get("metadata"), "metadata")
+    raw_spec = _object(xr.get("spec"), "spec")
+    spec = {k: v for k, v in raw_spec.items() if k not in CROSSPLANE_SPEC_KEYS}
+    claim = _object(raw_spec.get("claimRef"), "spec.claimRef")
+    labels = _object(metadata.get("labels"), "metadata.labels")
+    annotations = _object(metadata.get("annotations"), "metadata.annotations")
+    for key, value in annotations.items():
+        if not isinstance(value, str):
+            raise SpecError(f"metadata.annotations[{key}]: must be a string, not {type(value).__name__}")
+    name = _identity(
+        (
+            (claim, "name", "spec.claimRef.name"),
+            (labels, CLAIM_NAME_LABEL, f"metadata.labels[{CLAIM_NAME_LABEL}]"),
+            (metadata, "name", "metadata.name"),
+        ),
+        DNS1123_SUBDOMAIN,
+        "a valid object name (a lowercase RFC 1123 subdomain)",
+    )
+    namespace = _identity(
+        (
+            (claim, "namespace", "spec.claimRef.namespace"),
+            (labels, CLAIM_NAMESPACE_LABEL, f"metadata.labels[{CLAIM_NAMESPACE_LABEL}]"),
+            (metadata, "namespace", "metadata.namespace"),
+        ),
+        DNS1123_LABEL,
+        "a valid namespace name (a lowercase RFC 1123 label of at most 63 characters)",
+    )
     if not name:
         raise SpecError("metadata.name: the DynamoGraphDeployment has no name")
     if not namespace:
@@ -97,8 +143,8 @@ def graph_from_xr(xr: dict[str, Any]) -> Graph:
         backend_framework=parsed.backendFramework,
         labels=dict(parsed.labels or {}),
         annotations=dict(parsed.annotations or {}),
-        envs=tuple(copy.deepcopy(graph_envs)),
-        metadata_annotations=dict(metadata.get("annotations") or {}),
+        envs=tuple(json_copy(graph_envs)),
+        metadata_annotations=dict(annotations),
         pack_domain=pack_domain,
         priority_class_name=parsed.priorityClassName,
         restart_id=parsed.restart.id_ if parsed.restart else None,

@@ -37,11 +37,13 @@ def _field_env(name: str, path: str) -> dict[str, Any]:
     return {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
 
 
-WORKER_PROBES = {
-    "livenessProbe": _http_probe("/live", "system", periodSeconds=5, timeoutSeconds=4, failureThreshold=1),
-    "readinessProbe": _http_probe("/health", "system", periodSeconds=10, timeoutSeconds=4, failureThreshold=3),
-    "startupProbe": _http_probe("/live", "system", periodSeconds=10, timeoutSeconds=5, failureThreshold=720),
-}
+def worker_probes() -> dict[str, dict[str, Any]]:
+    """New objects on every call, like every other default: a rendered container owns what it holds."""
+    return {
+        "livenessProbe": _http_probe("/live", "system", periodSeconds=5, timeoutSeconds=4, failureThreshold=1),
+        "readinessProbe": _http_probe("/health", "system", periodSeconds=10, timeoutSeconds=4, failureThreshold=3),
+        "startupProbe": _http_probe("/live", "system", periodSeconds=10, timeoutSeconds=5, failureThreshold=720),
+    }
 
 
 def common_env(
@@ -104,7 +106,7 @@ def type_container(component_type: str | None, dynamo_namespace: str, graph_name
     if component_type in WORKER_TYPES:
         return {
             "ports": [_port("system", SYSTEM_PORT), _port("nixl", NIXL_PORT)],
-            **WORKER_PROBES,
+            **worker_probes(),
             "env": [
                 _env("DYN_SYSTEM_ENABLED", "true"),
                 _env("DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS", '["generate"]'),
@@ -118,7 +120,7 @@ def type_container(component_type: str | None, dynamo_namespace: str, graph_name
     if component_type == "planner":
         return {
             "ports": [_port("metrics", PLANNER_METRICS_PORT), _port("system", SYSTEM_PORT)],
-            **WORKER_PROBES,
+            **worker_probes(),
             "env": [
                 _env("PLANNER_PROMETHEUS_PORT", str(PLANNER_METRICS_PORT)),
                 _env("DYN_SYSTEM_PORT", str(SYSTEM_PORT)),

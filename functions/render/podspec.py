@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
-from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError, merge_envs
+from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError, json_copy, merge_envs
 from functions.api.platform import PlatformConfig
 from functions.render.defaults import WORKER_TYPES, common_env, type_container, type_pod
 from functions.render.naming import discovery_service_account, dynamo_namespace
@@ -48,13 +47,16 @@ def _non_empty(value: Any) -> bool:
 
 
 def _overlay_container(base: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
-    """The user's fields override the defaults when set; env merges by name with the user winning."""
-    out = copy.deepcopy(base)
+    """The user's fields override the defaults when set; env merges by name with the user winning.
+
+    ``base`` and ``user`` must be the caller's own objects: their values are taken, not copied.
+    """
+    out = dict(base)
     for key, value in user.items():
         if key == "env":
             out["env"] = merge_envs(out.get("env", []), value or [])
         elif _non_empty(value):
-            out[key] = copy.deepcopy(value)
+            out[key] = value
     return out
 
 
@@ -76,7 +78,7 @@ def _main_container(ctx: PodContext, component: Component, user_main: dict[str, 
     )
     base = {"name": MAIN_CONTAINER, "command": list(DEFAULT_COMMAND), **typed}
     base["env"] = merge_envs(defaults, typed.get("env", []))
-    base["env"] = merge_envs(base["env"], list(graph.envs))
+    base["env"] = merge_envs(base["env"], json_copy(list(graph.envs)))  # the graph's are shared by components
     main = _overlay_container(base, user_main)
     present = {e["name"] for e in main["env"]}
     main["env"] = merge_envs(main["env"], [e for e in _infrastructure_env(ctx.platform) if e["name"] not in present])
@@ -120,7 +122,7 @@ def _frontend_sidecar(ctx: PodContext, component: Component, containers: list[di
                 containers[i] = _main_container(ctx, frontend, container) | {"name": container["name"]}
                 return
         raise SpecError(f"frontendSidecar: no container named {sidecar['container']!r} in the pod template")
-    user = {"image": sidecar.get("image"), "args": sidecar.get("args"), "env": sidecar.get("envs") or []}
+    user = json_copy({"image": sidecar.get("image"), "args": sidecar.get("args"), "env": sidecar.get("envs") or []})
     if sidecar.get("envFromSecret"):
         user["envFrom"] = [{"secretRef": {"name": sidecar["envFromSecret"]}}]
     containers.append(_main_container(ctx, frontend, user) | {"name": FRONTEND_SIDECAR})
@@ -128,7 +130,7 @@ def _frontend_sidecar(ctx: PodContext, component: Component, containers: list[di
 
 def render_pod_spec(ctx: PodContext, component: Component) -> dict[str, Any]:
     """Newer upstream's GenerateBasePodSpec order: main container first, then the user's other containers."""
-    user_spec = copy.deepcopy(component.pod_template.get("spec", {}))
+    user_spec = json_copy(component.pod_template.get("spec", {}))
     user_containers = user_spec.pop("containers", [])
     user_main = next((c for c in user_containers if c.get("name") == MAIN_CONTAINER), {})
     others = [c for c in user_containers if c.get("name") != MAIN_CONTAINER]

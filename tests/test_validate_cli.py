@@ -1,0 +1,96 @@
+"""`function-dynamo validate`: the cluster's checks (schema, CEL) and the function's, offline."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from corpus import corpus_dgds
+from server import REPO
+from tooling import require_shared
+
+
+def validate(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "functions.main", "validate", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def write(path: Path, *docs: dict) -> Path:
+    path.write_text(yaml.safe_dump_all(docs))
+    return path
+
+
+def dgd(spec: dict, **meta: object) -> dict:
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "x", "namespace": "ns", **meta},
+        "spec": spec,
+    }
+
+
+def test_examples_are_valid() -> None:
+    proc = validate("examples")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().endswith("other documents skipped")
+    assert "4 valid (0 not renderable yet), 0 invalid" in proc.stdout
+
+
+def test_corpus_is_valid_apart_from_the_empty_sample(tmp_path: Path) -> None:
+    require_shared("corpus")
+    docs = [doc for _, doc in corpus_dgds() if doc.get("spec")]  # matcher directives already dropped
+    proc = validate(str(write(tmp_path / "corpus.yaml", *docs)))
+    assert proc.returncode == 0, proc.stdout
+    assert f"{len(docs)} valid" in proc.stdout
+    empty = [doc for _, doc in corpus_dgds() if not doc.get("spec")]
+    proc = validate(str(write(tmp_path / "empty.yaml", *empty)))
+    assert proc.returncode == 1
+    assert "spec: Required value (required)" in proc.stdout  # upstream's webhook rejects it too
+
+
+def test_every_violation_is_printed_with_field_path_and_rule(tmp_path: Path) -> None:
+    bad = write(
+        tmp_path / "bad.yaml",
+        dgd({"services": {"a": {"replicas": -1}}}),
+        dgd({"services": {"a": {"volumeMounts": [{"name": "p"}]}}}),
+        dgd({"services": {"a": {}}}, annotations={"nvidia.com/dynamo-kube-discovery-mode": "node"}),
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other"}},
+    )
+    proc = validate(str(bad))
+    assert proc.returncode == 1
+    assert "spec.services.a.replicas: should be greater than or equal to 0 (minimum)" in proc.stdout
+    assert "spec.services.a.volumeMounts[0]: mountPoint is required unless useAsCompilationCache is set (cel:" in (
+        proc.stdout
+    )
+    assert "metadata.annotations[nvidia.com/dynamo-kube-discovery-mode]: must be pod or container" in proc.stdout
+    assert "0 valid (0 not renderable yet), 3 invalid, 1 other documents skipped" in proc.stdout
+
+
+def test_old_checks_an_update(tmp_path: Path) -> None:
+    old = write(tmp_path / "old.yaml", dgd({"backendFramework": "sglang", "services": {"a": {}}}))
+    new = write(tmp_path / "new.yaml", dgd({"backendFramework": "vllm", "services": {"a": {}}}))
+    proc = validate(str(new), "--old", str(old))
+    assert proc.returncode == 1
+    assert "spec: spec.backendFramework is immutable" in proc.stdout
+    assert validate(str(new)).returncode == 0  # as a create it is fine
+
+
+def test_unsupported_features_are_valid_but_flagged(tmp_path: Path) -> None:
+    doc = dgd({"services": {"a": {"componentType": "worker", "gpuMemoryService": {"enabled": True}}}})
+    proc = validate(str(write(tmp_path / "gms.yaml", doc)))
+    assert proc.returncode == 0
+    assert "cannot render it yet: spec.services.a.gpuMemoryService: not supported yet" in proc.stdout
+
+
+def test_nothing_to_validate_is_an_error(tmp_path: Path) -> None:
+    proc = validate(str(write(tmp_path / "cm.yaml", {"apiVersion": "v1", "kind": "ConfigMap"})))
+    assert proc.returncode == 1
+    assert "0 valid" in proc.stdout

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from functions.api.kube_catalog import node_at
+
 # Where a rule sits in the union spec schema: () is spec itself; "*" a map value; "[]" a list item.
 SPEC: tuple[str, ...] = ()
 SERVICE = ("services", "*")
@@ -164,20 +166,8 @@ RULES: tuple[Rule, ...] = (
 )  # fmt: skip
 
 
-def _node(schema: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
-    node = schema
-    for step in path:
-        if step == "*":
-            node = node["additionalProperties"]
-        elif step == "[]":
-            node = node["items"]
-        else:
-            node = node["properties"][step]
-    return node
-
-
 def add_webhook_rules(spec: dict[str, Any]) -> None:
     """Append every rule to its node of the (union) spec schema."""
     for rule in RULES:
-        node = _node(spec, rule.at)
+        node = node_at(spec, rule.at)
         node["x-kubernetes-validations"] = [*node.get("x-kubernetes-validations", []), rule.as_validation()]

@@ -15,6 +15,7 @@ from functions.api.platform import (
 )
 from functions.render import backends
 from functions.render.grove import render_podcliqueset
+from functions.render.mesh import render_mesh
 from functions.render.naming import MAX_COMBINED_GROVE_NAME, grove_name_budget, podcliqueset_name
 from functions.render.podspec import PodContext
 from functions.render.rbac import render_discovery_rbac
@@ -24,7 +25,15 @@ from functions.render.services import (
     render_component_service,
     render_model_service,
 )
-from functions.step import DesiredResource, StepRequest, StepResponse, fatal
+from functions.render.storage import (
+    PVC_REQUIREMENT_PREFIX,
+    check_existing,
+    graph_pvcs,
+    pvc_resource_name,
+    render_pvc,
+    required_pvc_names,
+)
+from functions.step import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal
 
 PCS_RESOURCE = "podcliqueset"
 WAIT_LEADER_RESOURCE = "wait-leader-configmap"
@@ -87,7 +96,28 @@ def render_graph(graph: Graph, platform: PlatformConfig) -> dict[str, dict[str, 
         desired[model_service_name(model)] = render_model_service(graph, model)
     if any(c.multinode for c in graph.components):
         desired[WAIT_LEADER_RESOURCE] = backends.wait_leader_configmap(graph.name, graph.namespace)
-    return desired
+    desired.update(render_mesh(graph, platform))
+    return dict(sorted(desired.items()))
+
+
+def _storage(request: StepRequest, graph: Graph) -> tuple[dict[str, Any], dict[str, ResourceSelector]]:
+    """Composed PVCs (``create: true``) and the existing ones to look up (``create: false``)."""
+    pvcs = graph_pvcs(request.observed_composite)
+    check_existing(pvcs, request.required, graph.namespace)
+    desired = {
+        pvc_resource_name(p.name): render_pvc(
+            p, graph.name, graph.namespace, request.observed_resources.get(pvc_resource_name(p.name))
+        )
+        for p in pvcs
+        if p.create
+    }
+    lookups = {
+        PVC_REQUIREMENT_PREFIX + name: ResourceSelector(
+            "v1", "PersistentVolumeClaim", match_name=name, namespace=graph.namespace
+        )
+        for name in required_pvc_names(pvcs)
+    }
+    return desired, lookups
 
 
 def render_graph_deployment(request: StepRequest) -> StepResponse:
@@ -95,10 +125,12 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
         platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
         graph = graph_from_xr(request.observed_composite)
         check_annotations(graph)
-        desired = render_graph(graph, platform)
+        pvcs, lookups = _storage(request, graph)
+        desired = {**pvcs, **render_graph(graph, platform)}
     except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     return StepResponse(
-        desired_resources={name: DesiredResource(obj) for name, obj in desired.items()},
+        desired_resources={name: DesiredResource(obj) for name, obj in sorted(desired.items())},
         conditions=[deprecation_condition(request.observed_composite)],
+        requirements=lookups,
     )

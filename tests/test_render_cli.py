@@ -32,6 +32,7 @@ def test_render_prints_xr_then_composed_resources_sorted_by_resource_name() -> N
         "RoleBinding",
         "ServiceAccount",
         "PodCliqueSet",
+        "PersistentVolumeClaim",
         "Service",
         "Service",
         "Service",
@@ -40,7 +41,7 @@ def test_render_prints_xr_then_composed_resources_sorted_by_resource_name() -> N
     pcs = next(d for d in docs if d["kind"] == "PodCliqueSet")
     svc = next(d for d in docs if d["kind"] == "Service")
     assert xr["status"]["conditions"][0]["message"] == (
-        "Unready resources: discovery-role, discovery-rolebinding, discovery-serviceaccount, and 4 more"
+        "Unready resources: discovery-role, discovery-rolebinding, discovery-serviceaccount, and 5 more"
     )
     assert pcs["metadata"]["name"] == "vllm-disagg"
     assert pcs["metadata"]["namespace"] == "dynamo-demo"

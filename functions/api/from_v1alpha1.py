@@ -9,13 +9,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from functions.api import v1alpha1
+from functions.api import v1alpha1, v1beta1
 from functions.api.fields import QUANTITY_PATTERN
 from functions.api.graph import (
     DEFAULT_SHARED_MEMORY,
     GPU_RESOURCE,
     MAIN_CONTAINER,
     Component,
+    ConfigMapKey,
+    IngressSpec,
+    IngressTLS,
     SpecError,
     VolumeMount,
     json_copy,
@@ -97,12 +100,41 @@ def _unsupported(key: str, service: v1alpha1.Service) -> tuple[str, ...]:
     return tuple(found)
 
 
+def ingress_spec(ingress: v1alpha1.Ingress | None) -> IngressSpec | None:
+    if ingress is None:
+        return None
+    return IngressSpec(
+        enabled=bool(ingress.enabled),
+        host=ingress.host or "",
+        host_prefix=ingress.hostPrefix,
+        host_suffix=ingress.hostSuffix,
+        class_name=ingress.ingressControllerClassName,
+        tls=IngressTLS(ingress.tls.secretName or "") if ingress.tls is not None else None,
+        use_virtual_service=bool(ingress.useVirtualService),
+        virtual_service_gateway=ingress.virtualServiceGateway,
+        labels=dict(ingress.labels or {}),
+        annotations=dict(ingress.annotations or {}),
+    )
+
+
+def epp_settings(
+    epp: v1alpha1.EppConfig | v1beta1.EppConfig | None,
+) -> tuple[dict[str, Any] | None, ConfigMapKey | None]:
+    """(inline EndpointPickerConfig as JSON, ConfigMap reference) of an ``eppConfig``."""
+    if epp is None:
+        return None, None
+    config = epp.config.model_dump(by_alias=True, exclude_none=True, mode="json") if epp.config else None
+    ref = ConfigMapKey(epp.configMapRef.name, epp.configMapRef.key) if epp.configMapRef else None
+    return config, ref
+
+
 def component_from_service(key: str, service: v1alpha1.Service) -> Component:
     extra = json_copy(service.extraPodSpec or {})
     main = _main_container(key, service, extra)
     containers = [*extra.pop("containers", []), main]
     pod_metadata = service.extraPodMetadata
     sidecar = service.frontendSidecar.model_dump(exclude_none=True) if service.frontendSidecar else None
+    epp_config, epp_config_ref = epp_settings(service.eppConfig)
     return Component(
         name=key,
         component_type=service.componentType,
@@ -127,5 +159,8 @@ def component_from_service(key: str, service: v1alpha1.Service) -> Component:
         ),
         frontend_sidecar=sidecar,
         global_namespace=bool(service.globalDynamoNamespace),
+        ingress=ingress_spec(service.ingress),
+        epp_config=epp_config,
+        epp_config_ref=epp_config_ref,
         unsupported=_unsupported(key, service),
     )

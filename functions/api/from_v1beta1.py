@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functions.api import v1beta1
+from functions.api.from_v1alpha1 import epp_settings
 from functions.api.graph import DEFAULT_SHARED_MEMORY, MAIN_CONTAINER, Component, VolumeMount, json_copy
 
 SUB_COMPONENT_LABEL = "nvidia.com/dynamo-sub-component-type"
@@ -50,6 +51,7 @@ def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Comp
     labels = dict(meta.get("labels") or {})
     component_type, sub_type = _types(component, labels)
     cache = component.compilationCache
+    epp_config, epp_config_ref = epp_settings(component.eppConfig)
     return Component(
         name=component.name,
         component_type=component_type,
@@ -64,5 +66,7 @@ def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Comp
         volume_mounts=(VolumeMount(cache.pvcName, cache.mountPath, True),) if cache else (),
         frontend_sidecar={"container": component.frontendSidecar} if component.frontendSidecar else None,
         global_namespace=bool(component.globalDynamoNamespace),
+        epp_config=epp_config,
+        epp_config_ref=epp_config_ref,
         unsupported=_unsupported(component, index),
     )

@@ -54,6 +54,38 @@ class VolumeMount:
 
 
 @dataclass(frozen=True)
+class IngressTLS:
+    secret_name: str = ""  # "" renders a TLS block without a secret (the controller's default certificate)
+
+
+@dataclass(frozen=True)
+class IngressSpec:
+    """A frontend's v1alpha1 ``ingress`` (or the platform default built from the same fields)."""
+
+    enabled: bool = False
+    host: str = ""
+    host_prefix: str | None = None
+    host_suffix: str | None = None
+    class_name: str | None = None
+    tls: IngressTLS | None = None
+    use_virtual_service: bool = False
+    virtual_service_gateway: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def virtual_service_enabled(self) -> bool:
+        """Upstream ``IngressSpec.IsVirtualServiceEnabled``: enabled && useVirtualService && a gateway is set."""
+        return self.enabled and self.use_virtual_service and self.virtual_service_gateway is not None
+
+
+@dataclass(frozen=True)
+class ConfigMapKey:
+    name: str
+    key: str
+
+
+@dataclass(frozen=True)
 class Component:
     """One component (v1alpha1 service) with its pod template in v1beta1 form."""
 
@@ -72,6 +104,9 @@ class Component:
     volume_mounts: tuple[VolumeMount, ...] = ()
     frontend_sidecar: dict[str, Any] | None = None
     global_namespace: bool = False
+    ingress: IngressSpec | None = None  # v1alpha1 only; None: the platform's default ingress
+    epp_config: dict[str, Any] | None = None  # eppConfig.config (an EndpointPickerConfig), JSON
+    epp_config_ref: ConfigMapKey | None = None  # eppConfig.configMapRef
     # Field paths of features this package does not render yet (the step returns a Fatal naming them).
     unsupported: tuple[str, ...] = ()
 

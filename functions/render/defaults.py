@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.api.graph import MAIN_CONTAINER
+from functions.api.graph import MAIN_CONTAINER, ConfigMapKey
 
 FRONTEND_PORT = 8000
 SYSTEM_PORT = 9090
@@ -15,6 +15,7 @@ EPP_HEALTH_PORT = 9003
 WORKER_TYPES = frozenset({"worker", "prefill", "decode"})
 PLANNER_SERVICE_ACCOUNT = "planner-serviceaccount"
 EPP_SERVICE_ACCOUNT = "epp-serviceaccount"
+EPP_CONFIG_KEY = "epp-config-dynamo.yaml"  # the ConfigMap key and the file name under /etc/epp
 
 
 def _port(name: str, number: int) -> dict[str, Any]:
@@ -79,7 +80,7 @@ def epp_args(graph_name: str, namespace: str) -> list[str]:
         "--zap-encoder": "json",
         "-grpc-port": str(EPP_GRPC_PORT),
         "-grpc-health-port": str(EPP_HEALTH_PORT),
-        "-config-file": "/etc/epp/epp-config-dynamo.yaml",
+        "-config-file": f"/etc/epp/{EPP_CONFIG_KEY}",
     }
     return [part for flag, value in flags.items() for part in (flag, value)]
 
@@ -152,21 +153,29 @@ def type_container(component_type: str | None, dynamo_namespace: str, graph_name
     return {}
 
 
-def type_pod(component_type: str | None, graph_name: str) -> dict[str, Any]:
-    """Pod-level defaults: the common ones plus the type's service account, grace period and volumes."""
+def epp_config_map_name(graph_name: str) -> str:
+    return f"{graph_name}-epp-config"
+
+
+def type_pod(component_type: str | None, graph_name: str, epp_config_ref: ConfigMapKey | None = None) -> dict[str, Any]:
+    """Pod-level defaults: the common ones plus the type's service account, grace period and volumes.
+
+    The EPP reads its config from the ConfigMap the function composes, or from the user's
+    ``eppConfig.configMapRef`` (upstream epp/config.go GetConfigMapVolumeMount: its name, its key when
+    set, always mounted at path ``epp-config-dynamo.yaml``).
+    """
     pod: dict[str, Any] = {"terminationGracePeriodSeconds": 60, "restartPolicy": "Always"}
     if component_type == "planner":
         pod["serviceAccountName"] = PLANNER_SERVICE_ACCOUNT
     elif component_type == "epp":
         pod["serviceAccountName"] = EPP_SERVICE_ACCOUNT
         pod["terminationGracePeriodSeconds"] = 130
+        config_map = epp_config_ref.name if epp_config_ref else epp_config_map_name(graph_name)
+        key = (epp_config_ref.key if epp_config_ref else "") or EPP_CONFIG_KEY
         pod["volumes"] = [
             {
                 "name": "epp-config",
-                "configMap": {
-                    "name": f"{graph_name}-epp-config",
-                    "items": [{"key": "epp-config-dynamo.yaml", "path": "epp-config-dynamo.yaml"}],
-                },
+                "configMap": {"name": config_map, "items": [{"key": key, "path": EPP_CONFIG_KEY}]},
             },
             {"name": "hf-cache", "emptyDir": {}},
         ]

@@ -121,7 +121,10 @@ def _frontend_sidecar(ctx: PodContext, component: Component, containers: list[di
             if container.get("name") == sidecar["container"]:
                 containers[i] = _main_container(ctx, frontend, container) | {"name": container["name"]}
                 return
-        raise SpecError(f"frontendSidecar: no container named {sidecar['container']!r} in the pod template")
+        raise SpecError(
+            f"spec.components.{component.name}.frontendSidecar: no container named {sidecar['container']!r} "
+            "in the pod template"
+        )
     user = json_copy({"image": sidecar.get("image"), "args": sidecar.get("args"), "env": sidecar.get("envs") or []})
     if sidecar.get("envFromSecret"):
         user["envFrom"] = [{"secretRef": {"name": sidecar["envFromSecret"]}}]
@@ -138,7 +141,7 @@ def render_pod_spec(ctx: PodContext, component: Component) -> dict[str, Any]:
     main = _main_container(ctx, component, user_main)
     _compilation_cache(ctx, component, main)
 
-    pod = type_pod(component.component_type, ctx.graph.name)
+    pod = type_pod(component.component_type, ctx.graph.name, component.epp_config_ref)
     # The user's pod-level fields override the defaults when set (lists are replaced, not merged).
     pod.update({k: v for k, v in user_spec.items() if _non_empty(v)})
     if "securityContext" not in user_spec:

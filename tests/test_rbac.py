@@ -1,0 +1,125 @@
+"""package/rbac grants Crossplane exactly what the package composes and reads, and nothing more."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
+from functions.api.graph import Graph
+from functions.manifests import claim_to_xr, find_composition, load_documents
+from functions.pipeline import RenderError, render
+from functions.render.rbac import render_discovery_rbac
+from functions.status import grove_requirements
+from server import REPO
+
+COMPOSE = {"get", "list", "watch", "create", "update", "patch", "delete"}
+READ = {"get", "list", "watch"}
+# Kinds Crossplane itself manages (XRs of the package's own XRDs, EnvironmentConfigs) need no grant.
+CROSSPLANE_GROUPS = {"apiextensions.crossplane.io"}
+PLURALS = {
+    "Service": "services",
+    "ServiceAccount": "serviceaccounts",
+    "ConfigMap": "configmaps",
+    "PersistentVolumeClaim": "persistentvolumeclaims",
+    "Role": "roles",
+    "RoleBinding": "rolebindings",
+    "Ingress": "ingresses",
+    "PodCliqueSet": "podcliquesets",
+    "PodClique": "podcliques",
+    "PodCliqueScalingGroup": "podcliquescalinggroups",
+    "VirtualService": "virtualservices",
+    "DestinationRule": "destinationrules",
+    "InferencePool": "inferencepools",
+}
+MESH_PLATFORM = {
+    "apiVersion": "apiextensions.crossplane.io/v1beta1",
+    "kind": "EnvironmentConfig",
+    "metadata": {"name": "dynamo-platform"},
+    "data": {
+        "ingress": {"controllerClassName": "nginx", "virtualServiceGateway": "istio-system/gw"},
+        "serviceMesh": {"provider": "istio"},
+    },
+}
+
+
+def group_of(api_version: str) -> str:
+    return api_version.split("/")[0] if "/" in api_version else ""
+
+
+def role_grants() -> dict[tuple[str, str], set[str]]:
+    (role,) = load_documents(REPO / "package" / "rbac" / "clusterrole.yaml")
+    assert role["metadata"]["labels"]["rbac.crossplane.io/aggregate-to-crossplane"] == "true"
+    grants: dict[tuple[str, str], set[str]] = {}
+    for rule in role["rules"]:
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                grants.setdefault((group, resource), set()).update(rule["verbs"])
+    return grants
+
+
+def composed_kinds() -> set[tuple[str, str]]:
+    docs = [load_claim(p) for p in EXAMPLE_CLAIMS] + [d for _, d in corpus_dgds() if d.get("spec")]
+    kinds = set()
+    for doc in docs:
+        doc = yaml.safe_load(yaml.safe_dump(doc))
+        doc.setdefault("metadata", {}).setdefault("namespace", "ns")
+        xr = claim_to_xr(doc)
+        composition = find_composition(xr, load_documents(REPO / "compositions"))
+        existing = [
+            {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": p["name"], "namespace": "ns"}}
+            for p in doc["spec"].get("pvcs") or []
+            if not p.get("create")
+        ]
+        for platform in ([], [MESH_PLATFORM]):
+            try:
+                out = render(xr, composition, required=existing + platform)
+            except RenderError:
+                continue  # not supported yet: renders nothing
+            kinds |= {(group_of(o["apiVersion"]), o["kind"]) for o in out.composed}
+    return kinds
+
+
+def read_kinds() -> set[tuple[str, str]]:
+    """What steps ask for as required resources (the status step's Grove objects, create: false PVCs)."""
+    kinds = {(group_of(s.api_version), s.kind) for s in grove_requirements("pcs", "ns").values()}
+    return kinds | {("", "PersistentVolumeClaim")}
+
+
+@pytest.fixture(scope="module")
+def composed() -> set[tuple[str, str]]:
+    return composed_kinds()
+
+
+def test_every_composed_kind_is_granted(composed: set[tuple[str, str]]) -> None:
+    grants = role_grants()
+    for group, kind in sorted(composed):
+        if not granted_kind(group, kind):
+            continue
+        assert grants.get((group, PLURALS[kind]), set()) >= COMPOSE, (group, kind)
+
+
+def test_every_read_kind_is_granted() -> None:
+    grants = role_grants()
+    for group, kind in sorted(read_kinds()):
+        assert grants.get((group, PLURALS[kind]), set()) >= READ, (group, kind)
+
+
+def granted_kind(group: str, kind: str) -> bool:
+    return group not in CROSSPLANE_GROUPS and not kind.startswith("X")
+
+
+def discovery_role() -> dict[str, Any]:
+    graph = Graph(name="g", namespace="ns", shape="v1beta1", components=())
+    return render_discovery_rbac(graph)["discovery-role"]
+
+
+def test_nothing_more_is_granted(composed: set[tuple[str, str]]) -> None:
+    needed = {(g, PLURALS[k]) for g, k in composed | read_kinds() if granted_kind(g, k)}
+    # Kubernetes lets Crossplane create the discovery Role only if it holds what the Role grants.
+    role = discovery_role()
+    escalation = {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
+    assert set(role_grants()) == needed | escalation
+    assert {"create", "delete"}.isdisjoint(role_grants()[("", "pods")])

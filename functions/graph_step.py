@@ -19,6 +19,8 @@ from functions.render.mesh import render_mesh
 from functions.render.naming import MAX_COMBINED_GROVE_NAME, grove_name_budget, podcliqueset_name
 from functions.render.podspec import PodContext
 from functions.render.rbac import render_discovery_rbac
+from functions.render.restart import stamp_restart
+from functions.render.scaling import render_scaling_adapters, with_adapter_replicas
 from functions.render.services import (
     model_service_name,
     needs_service,
@@ -97,6 +99,7 @@ def render_graph(graph: Graph, platform: PlatformConfig) -> dict[str, dict[str, 
     if any(c.multinode for c in graph.components):
         desired[WAIT_LEADER_RESOURCE] = backends.wait_leader_configmap(graph.name, graph.namespace)
     desired.update(render_mesh(graph, platform))
+    desired.update(render_scaling_adapters(graph))
     return dict(sorted(desired.items()))
 
 
@@ -124,9 +127,11 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
     try:
         platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
         graph = graph_from_xr(request.observed_composite)
+        graph = with_adapter_replicas(graph, request.observed_resources)  # the adapters own their replicas
         check_annotations(graph)
         pvcs, lookups = _storage(request, graph)
         desired = {**pvcs, **render_graph(graph, platform)}
+        lookups.update(stamp_restart(request, graph, desired[PCS_RESOURCE], PCS_RESOURCE))
     except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     return StepResponse(

@@ -11,7 +11,10 @@ import yaml
 from functions.xrds import GROUP
 
 # claim kind -> (XR kind, referenceable XR apiVersion)
-CLAIM_KINDS = {"DynamoGraphDeployment": ("XDynamoGraphDeployment", f"{GROUP}/v1beta1")}
+CLAIM_KINDS = {
+    "DynamoGraphDeployment": ("XDynamoGraphDeployment", f"{GROUP}/v1beta1"),
+    "DynamoGraphDeploymentScalingAdapter": ("XDynamoGraphDeploymentScalingAdapter", f"{GROUP}/v1beta1"),
+}
 CLAIM_NAME_LABEL = "crossplane.io/claim-name"
 CLAIM_NAMESPACE_LABEL = "crossplane.io/claim-namespace"
 

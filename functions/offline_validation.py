@@ -14,12 +14,14 @@ from typing import Any
 from functions.api.platform import PLATFORM_REQUIREMENT
 from functions.graph_step import render_graph_deployment
 from functions.manifests import CLAIM_KINDS, as_xr, load_documents
+from functions.scaling_step import scaling_adapter
 from functions.step import StepRequest
 from functions.validation import derive_crds, validate
 from functions.xrds import GROUP
 
 XRD_DIR = Path(__file__).resolve().parents[1] / "xrds"
 XR_KINDS = {xr_kind for xr_kind, _ in CLAIM_KINDS.values()}
+SCALING_ADAPTER_KINDS = {"DynamoGraphDeploymentScalingAdapter", "XDynamoGraphDeploymentScalingAdapter"}
 UNSUPPORTED = "not supported yet"
 
 
@@ -58,9 +60,9 @@ def validate_document(
     report.notes += [f"not evaluated: {n.path}: {n.rule} ({n.reason})" for n in result.not_evaluated]
     if report.violations:
         return report  # the API server would stop here; the function never sees the object
-    response = render_graph_deployment(
-        StepRequest(input={}, observed_composite=as_xr(doc), required={PLATFORM_REQUIREMENT: platform or []})
-    )
+    request = StepRequest(input={}, observed_composite=as_xr(doc), required={PLATFORM_REQUIREMENT: platform or []})
+    step = scaling_adapter if doc["kind"] in SCALING_ADAPTER_KINDS else render_graph_deployment
+    response = step(request)
     for result in (r for r in response.results if r.severity == "fatal"):
         if UNSUPPORTED in result.message:
             # Valid for upstream; this package cannot render it yet (the step ends in a Fatal naming it).

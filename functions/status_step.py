@@ -7,9 +7,10 @@ resources (selected by ``app.kubernetes.io/part-of``), asking for the same ones 
 that Crossplane's requirement loop settles after one round.
 
 XR status, re-emitted in full on every run because Crossplane server-side-applies it: ``state``,
-``observedGeneration`` and the per-component replica map (``services`` for the v1alpha1 shape,
-``components`` for v1beta1). Conditions: ``DynamoGraphReady`` (upstream's DGD ``Ready``, which
-Crossplane reserves) and ``TopologyLevelsAvailable`` when a topology constraint is set.
+``observedGeneration``, the per-component replica map (``services`` for the v1alpha1 shape,
+``components`` for v1beta1) and ``restart`` (``functions.status.restart``). Conditions:
+``DynamoGraphReady`` (upstream's DGD ``Ready``, which Crossplane reserves) and
+``TopologyLevelsAvailable`` when a topology constraint is set.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from functions.status.graph import (
 from functions.status.health import composed_readiness
 from functions.status.input import InputError, parse_status_input
 from functions.status.readiness import MISSING, Readiness
+from functions.status.restart import RESTARTING, restart_status
 from functions.step import (
     Condition,
     DesiredResource,
@@ -106,6 +108,7 @@ def graph_status(request: StepRequest) -> StepResponse:
     pcs = _podcliqueset(request.desired_resources)
     requirements: dict[str, ResourceSelector] = {}
     components: tuple[ComponentStatus, ...] = ()
+    observed_pcs = request.observed_resources.get(pcs[0]) if pcs else None
     if pcs is not None:
         pcs_name = (pcs[1].get("metadata") or {}).get("name") or graph.name
         requirements = grove_requirements(pcs_name, graph.namespace)
@@ -117,12 +120,17 @@ def graph_status(request: StepRequest) -> StepResponse:
     all_ready = all(v.readiness.ready for v in verdicts)
     generation = (request.observed_composite.get("metadata") or {}).get("generation")
     topology_conditions, results = _topology(graph, request, pcs[0] if pcs else None)
+    status = xr_status(graph, all_ready, components, generation)
+    restart = restart_status(request.observed_composite, graph, observed_pcs, components)
+    if restart is not None:
+        status["restart"] = restart.as_status()
+    restarting = restart is not None and restart.phase == RESTARTING
     return StepResponse(
         desired_resources={
             v.resource: DesiredResource(request.desired_resources[v.resource], ready=v.readiness.ready)
             for v in verdicts
         },
-        composite_status=xr_status(graph, all_ready, components, generation),
+        composite_status=status,
         # True overrides nothing Crossplane would not derive itself; when not ready the XR's Ready
         # condition is left to Crossplane, whose message lists the unready composed resources.
         composite_ready=True if all_ready else None,
@@ -132,5 +140,6 @@ def graph_status(request: StepRequest) -> StepResponse:
             *topology_conditions,
         ],
         requirements=requirements,
-        ttl_seconds=settings.ready_ttl_seconds if all_ready else settings.pending_ttl_seconds,
+        # A restart under way moves on as components finish: look again soon, as while pending.
+        ttl_seconds=settings.ready_ttl_seconds if all_ready and not restarting else settings.pending_ttl_seconds,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from functions.graph_step import render_graph_deployment
+from functions.scaling_step import scaling_adapter
 from functions.status_step import graph_status
 from functions.step import StepRequest, StepResponse, passthrough
 
@@ -16,6 +17,7 @@ STEPS: dict[str, Step] = {
     "GraphDeployment": render_graph_deployment,
     "GraphStatus": graph_status,
     "Noop": passthrough,
+    "ScalingAdapter": scaling_adapter,
 }
 
 

@@ -144,9 +144,107 @@ def dgd_xrd(upstream_dir: Path | None = None) -> dict[str, Any]:
     }
 
 
+# --- DynamoGraphDeploymentScalingAdapter -------------------------------------------------
+
+DGDSA_XRD_NAME = f"xdynamographdeploymentscalingadapters.{GROUP}"
+DGDSA_COMPOSITION_NAME = f"dynamographdeploymentscalingadapters.{GROUP}"
+# The field of spec.dgdRef that names the scaled component, per version.
+DGDSA_TARGET_FIELDS = {"v1alpha1": "serviceName", "v1beta1": "componentName"}
+# Upstream's columns without AGE, which Crossplane appends (after SYNCED, READY and, for XRs, COMPOSITION).
+DGDSA_COLUMNS = {
+    "v1beta1": [
+        {"name": "DGD", "type": "string", "description": "DynamoGraphDeployment name", "jsonPath": ".spec.dgdRef.name"},
+        {
+            "name": "COMPONENT",
+            "type": "string",
+            "description": "Component name",
+            "jsonPath": ".spec.dgdRef.componentName",
+        },
+        {"name": "REPLICAS", "type": "integer", "description": "Current replicas", "jsonPath": ".status.replicas"},
+    ],
+    "v1alpha1": [
+        {"name": "DGD", "type": "string", "description": "DynamoGraphDeployment name", "jsonPath": ".spec.dgdRef.name"},
+        {"name": "SERVICE", "type": "string", "description": "Service name", "jsonPath": ".spec.dgdRef.serviceName"},
+        {"name": "REPLICAS", "type": "integer", "description": "Current replicas", "jsonPath": ".status.replicas"},
+    ],
+}
+
+
+def dgdsa_schema() -> tuple[dict[str, Any], UnionReport]:
+    """The union of the v1alpha1 and v1beta1 DGDSA schemas (spec and status), and where they differ.
+
+    The versions differ only in how ``spec.dgdRef`` names the component (``serviceName`` or
+    ``componentName``); the union keeps both and a CEL rule that exactly one is set. No Kubernetes
+    types are embedded, so no catalog is needed.
+    """
+    report = UnionReport()
+    parts = {}
+    for part in ("spec", "status"):
+        alpha = getattr(v1alpha1, f"DynamoGraphDeploymentScalingAdapter{part.title()}")
+        beta = getattr(v1beta1, f"DynamoGraphDeploymentScalingAdapter{part.title()}")
+        parts[part] = union_schemas(openapi_for_model(alpha, {}), openapi_for_model(beta, {}), report, part)
+    alpha_field, beta_field = DGDSA_TARGET_FIELDS["v1alpha1"], DGDSA_TARGET_FIELDS["v1beta1"]
+    parts["spec"]["properties"]["dgdRef"]["x-kubernetes-validations"] = [
+        cel(
+            f"has(self.{alpha_field}) != has(self.{beta_field})",
+            f"exactly one of spec.dgdRef.{alpha_field} (v1alpha1) or spec.dgdRef.{beta_field} (v1beta1) must be set",
+        )
+    ]
+    return {"type": "object", "properties": parts}, report
+
+
+def dgdsa_xrd() -> dict[str, Any]:
+    schema = {"openAPIV3Schema": dgdsa_schema()[0]}
+    return {
+        "apiVersion": "apiextensions.crossplane.io/v1",
+        "kind": "CompositeResourceDefinition",
+        "metadata": {"name": DGDSA_XRD_NAME},
+        "spec": {
+            "scope": "LegacyCluster",
+            "group": GROUP,
+            "names": {
+                "kind": "XDynamoGraphDeploymentScalingAdapter",
+                "plural": "xdynamographdeploymentscalingadapters",
+                "singular": "xdynamographdeploymentscalingadapter",
+                "listKind": "XDynamoGraphDeploymentScalingAdapterList",
+            },
+            "claimNames": {
+                "kind": "DynamoGraphDeploymentScalingAdapter",
+                "plural": "dynamographdeploymentscalingadapters",
+                "singular": "dynamographdeploymentscalingadapter",
+                "listKind": "DynamoGraphDeploymentScalingAdapterList",
+                "shortNames": ["dgdsa"],
+            },
+            "defaultCompositionRef": {"name": DGDSA_COMPOSITION_NAME},
+            "versions": [
+                {
+                    "name": "v1beta1",
+                    "served": True,
+                    "referenceable": True,
+                    "schema": schema,
+                    "additionalPrinterColumns": DGDSA_COLUMNS["v1beta1"],
+                },
+                {
+                    "name": "v1alpha1",
+                    "served": True,
+                    "referenceable": False,
+                    "deprecated": True,
+                    "deprecationWarning": "nvidia.com/v1alpha1 DynamoGraphDeploymentScalingAdapter is deprecated; "
+                    "use nvidia.com/v1beta1 DynamoGraphDeploymentScalingAdapter",
+                    "schema": schema,
+                    "additionalPrinterColumns": DGDSA_COLUMNS["v1alpha1"],
+                },
+            ],
+        },
+    }
+
+
 def all_xrds(upstream_dir: Path | None = None) -> dict[str, dict[str, Any]]:
     """File name -> XRD, for everything ``xrds/`` holds."""
-    return {"dynamographdeployments.yaml": dgd_xrd(upstream_dir)}
+    return {
+        "dynamographdeployments.yaml": dgd_xrd(upstream_dir),
+        "dynamographdeploymentscalingadapters.yaml": dgdsa_xrd(),
+    }
 
 
 def dump_yaml(obj: dict[str, Any]) -> str:

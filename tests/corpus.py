@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from functions.manifests import claim_to_xr
 from tooling import shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,3 +43,19 @@ def corpus_dgds() -> list[tuple[str, dict[str, Any]]]:
 def load_claim(path: Path) -> dict[str, Any]:
     with path.open() as f:
         return yaml.safe_load(f)
+
+
+def merged(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    """``overlay`` merged into a copy of ``base`` (mappings merge, anything else replaces)."""
+    out = dict(base)
+    for key, value in overlay.items():
+        out[key] = merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def status_example_xr(example: Path) -> dict[str, Any]:
+    """The XR of ``examples/status/<claim>-<state>/``: the XR of ``examples/<claim>.yaml``, with the directory's
+    ``xr-overlay.json`` (e.g. ``spec.restart`` and the ``status.restart`` of the previous reconcile) merged in."""
+    xr = claim_to_xr(load_claim(REPO / "examples" / f"{example.name.rsplit('-', 1)[0]}.yaml"))
+    overlay = example / "xr-overlay.json"
+    return merged(xr, json.loads(overlay.read_text())) if overlay.exists() else xr

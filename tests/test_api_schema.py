@@ -17,10 +17,11 @@ from functions.api.kube_catalog import (
     version_schemas,
 )
 from functions.schema import UnionReport, openapi_for_model, union_schemas
-from functions.xrds import all_xrds, dgd_spec_schema, dump_yaml
+from functions.xrds import DGDSA_COLUMNS, all_xrds, dgd_spec_schema, dgdsa_schema, dump_yaml
 from tooling import require_shared, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
+DGDSA_CRD_FILE = "nvidia.com_dynamographdeploymentscalingadapters.yaml"
 MODELS = {"v1alpha1": v1alpha1, "v1beta1": v1beta1}
 
 
@@ -104,7 +105,7 @@ def test_union_refuses_conflicting_types() -> None:
 
 
 def test_xrd_versions_share_one_schema_and_only_v1beta1_is_referenceable() -> None:
-    (xrd,) = all_xrds(upstream_dir()).values()
+    xrd = all_xrds(upstream_dir())["dynamographdeployments.yaml"]
     versions = {v["name"]: v for v in xrd["spec"]["versions"]}
     assert versions["v1beta1"]["referenceable"] is True
     assert versions["v1alpha1"]["referenceable"] is False
@@ -114,3 +115,45 @@ def test_xrd_versions_share_one_schema_and_only_v1beta1_is_referenceable() -> No
     assert xrd["spec"]["scope"] == "LegacyCluster"
     # No descriptions anywhere: the embedded PodSpec descriptions alone would blow the size budget.
     assert '"description"' not in json.dumps(xrd)
+
+
+# --- DynamoGraphDeploymentScalingAdapter ---------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["v1alpha1", "v1beta1"])
+@pytest.mark.parametrize("part", ["spec", "status"])
+def test_scaling_adapter_model_schema_equals_upstream_crd(version: str, part: str) -> None:
+    upstream = strip_descriptions(version_schemas(load_upstream_crd(upstream_dir(), DGDSA_CRD_FILE))[version])
+    model = getattr(MODELS[version], f"DynamoGraphDeploymentScalingAdapter{part.title()}")
+    assert _sorted_required(openapi_for_model(model, {})) == _sorted_required(upstream["properties"][part])
+
+
+def test_scaling_adapter_union_lists_where_the_versions_disagree() -> None:
+    schema, report = dgdsa_schema()
+    assert report.differences == [
+        "spec.dgdRef: required differs (['name', 'serviceName'] vs ['componentName', 'name']), union requires ['name']",
+        "status: required only in one version, dropped from the union",
+    ]
+    (rule,) = schema["properties"]["spec"]["properties"]["dgdRef"]["x-kubernetes-validations"]
+    assert rule["rule"] == "has(self.serviceName) != has(self.componentName)"
+
+
+def test_scaling_adapter_xrd_names_versions_and_columns() -> None:
+    xrd = all_xrds(upstream_dir())["dynamographdeploymentscalingadapters.yaml"]
+    spec = xrd["spec"]
+    assert spec["scope"] == "LegacyCluster"
+    assert spec["names"]["kind"] == "XDynamoGraphDeploymentScalingAdapter"
+    assert spec["claimNames"]["kind"] == "DynamoGraphDeploymentScalingAdapter"
+    assert spec["claimNames"]["shortNames"] == ["dgdsa"]
+    versions = {v["name"]: v for v in spec["versions"]}
+    assert (versions["v1beta1"]["referenceable"], versions["v1alpha1"]["referenceable"]) == (True, False)
+    assert versions["v1alpha1"]["deprecated"] is True
+    assert versions["v1alpha1"]["schema"] == versions["v1beta1"]["schema"]
+    upstream = {v["name"]: v for v in load_upstream_crd(upstream_dir(), DGDSA_CRD_FILE)["spec"]["versions"]}
+    assert upstream["v1alpha1"]["deprecationWarning"] == versions["v1alpha1"]["deprecationWarning"]
+    for name, version in versions.items():
+        # Upstream's columns, less AGE: Crossplane appends SYNCED, READY (COMPOSITION for XRs) and AGE.
+        theirs = [c for c in upstream[name]["additionalPrinterColumns"] if c["name"] != "AGE"]
+        ours = version["additionalPrinterColumns"]
+        assert ours == DGDSA_COLUMNS[name]
+        assert [dict(sorted(c.items())) for c in ours] == [dict(sorted(c.items())) for c in theirs]

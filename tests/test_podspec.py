@@ -163,12 +163,6 @@ def test_epp_defaults() -> None:
     assert {v["name"] for v in spec["volumes"]} == {"epp-config", "hf-cache", "shared-memory"}
 
 
-def test_restart_id_stamps_restart_at_on_every_clique() -> None:
-    out = render({"restart": {"id": "r1"}, "services": {"A": {}, "B": {}}})
-    for clique in out["podcliqueset"]["spec"]["template"]["cliques"]:
-        assert clique["annotations"]["nvidia.com/restartAt"] == "r1"
-
-
 def test_global_namespace_uses_dynamo() -> None:
     out = render({"services": {"W": {"componentType": "worker", "globalDynamoNamespace": True}}})
     env = {e["name"]: e.get("value") for e in container(pod(out, "w"))["env"]}

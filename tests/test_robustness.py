@@ -111,8 +111,9 @@ def assert_serves(stub: grpcv1.FunctionRunnerServiceStub) -> None:
 # --- the oracle -----------------------------------------------------------------------------------
 
 
-# Custom kinds the function composes, validated against their real CRDs (the rest: kubernetes-validate).
-CRD_GROUPS = ("grove.io", "networking.istio.io", "inference.networking.k8s.io")
+# Custom kinds the function composes, validated against their real CRDs (the rest: kubernetes-validate);
+# the package's own kinds (nested composites: the scaling adapters) against the CRDs derived from xrds/.
+CRD_GROUPS = ("grove.io", "networking.istio.io", "inference.networking.k8s.io", "nvidia.com")
 
 
 class Checker:
@@ -174,6 +175,8 @@ def checker() -> Checker:
     (xrd,) = load_documents(REPO / "xrds" / "dynamographdeployments.yaml")
     xr_crd = next(c for c in derive_crds(xrd) if c["spec"]["names"]["kind"] == "XDynamoGraphDeployment")
     crds = {k: v for name in ("grove", "istio", "gaie") for k, v in load_crds(require_crds(name)).items()}
+    package = [crd for xrd in load_documents(REPO / "xrds") for crd in derive_crds(xrd)]
+    crds |= {("nvidia.com", crd["spec"]["names"]["kind"]): crd for crd in package}
     return Checker(crds, xr_crd)
 
 
@@ -384,7 +387,7 @@ def test_random_and_mutated_specs_get_valid_resources_or_a_field_path(
     stats: Counter[str] = Counter()
     started = time.monotonic()
 
-    @settings(SETTINGS, max_examples=300)
+    @settings(SETTINGS, max_examples=350)
     @given(CASES)
     def property_(case: tuple[dict[str, Any], dict[str, Any] | None]) -> None:
         xr, platform = case

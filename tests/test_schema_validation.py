@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -115,9 +116,23 @@ def rendered(claim: dict[str, Any]) -> list[dict[str, Any]]:
     return render(xr, composition, required=existing_pvcs(claim)).composed
 
 
+@cache
+def package_crds() -> dict[str, dict[str, Any]]:
+    """kind -> CRD, for every XR and claim kind of the package (every XRD in xrds/)."""
+    return {crd["spec"]["names"]["kind"]: crd for xrd in load_documents(REPO / "xrds") for crd in derive_crds(xrd)}
+
+
 def check_resource(obj: dict[str, Any], grove: dict) -> None:
-    """Custom kinds against their real CRDs (Grove, Istio, GAIE), built-in kinds against kubernetes-validate."""
+    """Custom kinds against their real CRDs (Grove, Istio, GAIE), built-in kinds against kubernetes-validate.
+
+    The package's own kinds (nested composites such as the scaling adapters) against the CRDs
+    Crossplane derives from our XRDs.
+    """
     group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
+    if group == "nvidia.com":
+        violations = validate_object(obj, package_crds()[obj["kind"]])
+        assert violations == [], "\n".join(map(str, violations))
+        return
     # Groups outside Grove load their CRD set on use (few corpus documents compose them).
     crd_sets = {"networking.istio.io": "istio", "inference.networking.k8s.io": "gaie"}
     if group == "grove.io" or group in crd_sets:
@@ -163,3 +178,47 @@ def test_corpus_dgds_render_to_valid_resources(doc_id: str, doc: dict[str, Any],
     assert any(o["kind"] == "PodCliqueSet" for o in objects)
     for obj in objects:
         check_resource(obj, grove_crds)
+
+
+SCALING_ADAPTERS = sorted((REPO / "examples" / "scaling").glob("adapter*.yaml"))
+
+
+@pytest.mark.parametrize("path", SCALING_ADAPTERS, ids=[p.stem for p in SCALING_ADAPTERS])
+def test_scaling_adapter_examples_validate(path: Path) -> None:
+    doc = load_claim(path)
+    assert validate_object(doc, package_crds()[doc["kind"]]) == []
+    if doc["kind"] == "DynamoGraphDeploymentScalingAdapter":
+        xr = claim_to_xr(doc)
+        assert validate_object(xr, package_crds()["XDynamoGraphDeploymentScalingAdapter"]) == []
+
+
+def test_rendered_scaling_adapters_validate_against_the_derived_xr_crd(grove_crds: dict) -> None:
+    objects = rendered(load_claim(REPO / "examples" / "vllm-autoscaled.yaml"))
+    adapters = [o for o in objects if o["kind"] == "XDynamoGraphDeploymentScalingAdapter"]
+    assert len(adapters) == 2
+    for obj in adapters:
+        check_resource(obj, grove_crds)
+
+
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [
+        ({"dgdRef": {"name": "g", "componentName": "W"}, "replicas": -1}, "minimum"),
+        ({"dgdRef": {"name": "g"}, "replicas": 1}, "exactly one of spec.dgdRef.serviceName"),
+        (
+            {"dgdRef": {"name": "g", "componentName": "W", "serviceName": "W"}, "replicas": 1},
+            "exactly one of spec.dgdRef.serviceName",
+        ),
+        ({"dgdRef": {"name": "", "componentName": "W"}, "replicas": 1}, "spec.dgdRef.name"),
+        ({"dgdRef": {"name": "g", "componentName": "W"}}, "spec.replicas: Required value"),
+    ],
+)
+def test_bad_scaling_adapter_claims_are_rejected_by_the_derived_crd(spec: dict[str, Any], fragment: str) -> None:
+    claim = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeploymentScalingAdapter",
+        "metadata": {"name": "bad", "namespace": "ns"},
+        "spec": spec,
+    }
+    violations = validate_object(claim, package_crds()["DynamoGraphDeploymentScalingAdapter"])
+    assert any(fragment in str(v) for v in violations), violations

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from corpus import load_claim
+from corpus import load_claim, status_example_xr
 from functions.fn import run
 from functions.manifests import claim_to_xr, dump_documents, find_composition, load_documents
 from functions.pipeline import fetch, render
@@ -32,7 +32,7 @@ def write(path: Path, doc: dict) -> Path:
 def test_crank_render_with_observed_and_required_equals_in_process(
     example: Path, functions_file: Path, tmp_path: Path
 ) -> None:
-    xr = claim_to_xr(load_claim(REPO / "examples" / f"{example.name.rsplit('-', 1)[0]}.yaml"))
+    xr = status_example_xr(example)
     composition = find_composition(xr, load_documents(REPO / "compositions"))
     observed, required = example / "observed.yaml", example / "required.yaml"
     theirs = crank_render(

@@ -11,7 +11,7 @@ import kubernetes_validate
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from corpus import load_claim
+from corpus import load_claim, status_example_xr
 from functions.fn import run, struct_to_dict
 from functions.manifests import claim_to_xr, find_composition, load_documents
 from functions.pipeline import RenderOutput, render
@@ -59,7 +59,7 @@ def render_example(
     required: list[dict[str, Any]] | None = None,
     xr_patch: dict[str, Any] | None = None,
 ) -> tuple[RenderOutput, Recorder]:
-    xr = claim_to_xr(claim or load_claim(claim_path(example)))
+    xr = claim_to_xr(claim) if claim is not None else status_example_xr(example)
     xr.update(xr_patch or {})
     recorder = Recorder()
     out = render(
@@ -82,6 +82,7 @@ def test_there_are_ready_and_pending_examples_for_both_shapes() -> None:
         "sglang-multinode-pending",
         "vllm-agg-ready",
         "vllm-agg-pending",
+        "vllm-disagg-restarting",
     }
     assert {load_claim(claim_path(p))["apiVersion"] for p in EXAMPLES} == {"nvidia.com/v1alpha1", "nvidia.com/v1beta1"}
 
@@ -197,6 +198,37 @@ def test_vllm_agg_components_map() -> None:
     )
     ready, _ = render_example(STATUS_EXAMPLES / "vllm-agg-ready")
     assert ready.composite["status"]["components"]["VllmWorker"]["readyReplicas"] == 2
+
+
+def restart_at(out: RenderOutput) -> dict[str, str]:
+    pcs = next(o for o in out.composed if o["kind"] == "PodCliqueSet")
+    return {c["name"]: c["annotations"]["nvidia.com/restartAt"] for c in pcs["spec"]["template"]["cliques"]}
+
+
+def test_restart_in_progress_example() -> None:
+    """Sequential restart-2: frontend done, the decode worker rolling, the prefill worker keeps restart-1."""
+    example = STATUS_EXAMPLES / "vllm-disagg-restarting"
+    out, recorder = render_example(example)
+    status = out.composite["status"]
+    assert status["restart"] == {"inProgress": ["VllmDecodeWorker"], "observedID": "restart-2", "phase": "Restarting"}
+    assert status["state"] == "pending"
+    assert restart_at(out) == {
+        "frontend": "restart-2",
+        "vllmdecodeworker": "restart-2",
+        "vllmprefillworker": "restart-1",  # read back from the observed PodCliqueSet: no extra rollout
+    }
+    assert recorder.last.meta.ttl.seconds == 15
+
+    required = load_documents(example / "required.yaml")
+    decode = next(o for o in required if o["metadata"]["name"] == "vllm-disagg-0-vllmdecodeworker")
+    decode["status"]["readyReplicas"] = 1
+    out, _ = render_example(example, required=required)
+    assert out.composite["status"]["restart"] == {
+        "inProgress": ["VllmPrefillWorker"],
+        "observedID": "restart-2",
+        "phase": "Restarting",
+    }
+    assert set(restart_at(out).values()) == {"restart-2"}  # the prefill worker's turn, in the same reconcile
 
 
 def test_before_anything_exists_every_resource_is_not_found() -> None:

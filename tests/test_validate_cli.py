@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from corpus import EXAMPLE_CLAIMS, corpus_dgds
+from functions.manifests import load_documents
 from server import REPO
 from tooling import require_shared
 
@@ -41,7 +42,10 @@ def test_examples_are_valid() -> None:
     proc = validate("examples")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().endswith("other documents skipped")
-    assert f"{len(EXAMPLE_CLAIMS)} valid (0 not renderable yet), 0 invalid" in proc.stdout
+    # The DGD claims, and the scaling adapters in examples/scaling (claims, and XRs as observed).
+    adapters = load_documents(REPO / "examples" / "scaling")
+    assert {d["kind"].removeprefix("X") for d in adapters} == {"DynamoGraphDeploymentScalingAdapter"}
+    assert f"{len(EXAMPLE_CLAIMS) + len(adapters)} valid (0 not renderable yet), 0 invalid" in proc.stdout
 
 
 def test_corpus_is_valid_apart_from_the_empty_sample(tmp_path: Path) -> None:

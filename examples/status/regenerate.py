@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,9 @@ def as_observed(obj: Obj, ready: bool) -> Obj:
     return out
 
 
-def grove_metadata(kind: str, name: str, namespace: str, pcs: str, component: str, labels: Obj, owner: Obj) -> Obj:
+def grove_metadata(
+    kind: str, name: str, namespace: str, pcs: str, component: str, labels: Obj, owner: Obj, generation: int = 1
+) -> Obj:
     all_labels = {
         "app.kubernetes.io/component": component,
         "app.kubernetes.io/managed-by": "grove-operator",
@@ -92,7 +95,7 @@ def grove_metadata(kind: str, name: str, namespace: str, pcs: str, component: st
         "name": name,
         "namespace": namespace,
         "uid": uid(kind, namespace, name),
-        "generation": 1,
+        "generation": generation,
         "creationTimestamp": CREATED,
         "resourceVersion": resource_version(name),
         "labels": dict(sorted(all_labels.items())),
@@ -109,7 +112,9 @@ def grove_metadata(kind: str, name: str, namespace: str, pcs: str, component: st
     }
 
 
-def podclique(name: str, namespace: str, pcs: str, clique: Obj, owner: Obj, labels: Obj, ready: int) -> Obj:
+def podclique(
+    name: str, namespace: str, pcs: str, clique: Obj, owner: Obj, labels: Obj, ready: int, generation: int = 1
+) -> Obj:
     replicas, min_available = clique["spec"]["replicas"], clique["spec"]["minAvailable"]
     enough = ready >= min_available
     component = "pcsg-podclique" if owner["kind"] == "PodCliqueScalingGroup" else "pcs-podclique"
@@ -117,10 +122,10 @@ def podclique(name: str, namespace: str, pcs: str, clique: Obj, owner: Obj, labe
     return {
         "apiVersion": GROVE,
         "kind": "PodClique",
-        "metadata": grove_metadata("PodClique", name, namespace, pcs, component, all_labels, owner),
+        "metadata": grove_metadata("PodClique", name, namespace, pcs, component, all_labels, owner, generation),
         "spec": copy.deepcopy(clique["spec"]),
         "status": {
-            "observedGeneration": 1,
+            "observedGeneration": generation,
             "replicas": replicas,
             "readyReplicas": ready,
             "updatedReplicas": replicas,
@@ -184,8 +189,12 @@ def scaling_group(name: str, namespace: str, pcs: str, config: Obj, available: i
     }
 
 
-def grove_objects(pcs_obj: Obj, ready: bool) -> list[Obj]:
-    """What Grove creates for the PodCliqueSet; when not ready, multi-replica and worker cliques lag."""
+def grove_objects(pcs_obj: Obj, ready: bool, rollouts: dict[str, tuple[int, int]] | None = None) -> list[Obj]:
+    """What Grove creates for the PodCliqueSet; when not ready, multi-replica and worker cliques lag.
+
+    ``rollouts``: clique name -> (ready pods, generation) of a standalone PodClique whose template changed.
+    """
+    rollouts = rollouts or {}
     pcs, namespace = pcs_obj["metadata"]["name"], pcs_obj["metadata"]["namespace"]
     template = pcs_obj["spec"]["template"]
     cliques = {c["name"]: c for c in template["cliques"]}
@@ -199,7 +208,8 @@ def grove_objects(pcs_obj: Obj, ready: bool) -> list[Obj]:
         want = clique["spec"]["replicas"]
         owner = {"kind": "PodCliqueSet", "name": pcs}
         got = want if ready or want == 1 else want - 1
-        out.append(podclique(f"{pcs}-0-{name}", namespace, pcs, clique, owner, podgang, got))
+        got, generation = rollouts.get(name, (got, 1))
+        out.append(podclique(f"{pcs}-0-{name}", namespace, pcs, clique, owner, podgang, got, generation))
     for group in groups:
         group_name = f"{pcs}-0-{group['name']}"
         out.append(scaling_group(group_name, namespace, pcs, group, group["replicas"] if ready else 0))
@@ -248,7 +258,64 @@ def regenerate(claim_name: str, ready: bool) -> Path:
     return target
 
 
+# A Sequential restart half-way (examples/vllm-disagg.yaml): an earlier restart "restart-1" completed, then
+# spec.restart.id became "restart-2". Frontend (first in alphabetical order) has restarted; the decode worker
+# is rolling (its PodClique caught up with the new template, the new pod is not ready yet); the prefill worker
+# waits for its turn and keeps "restart-1".
+RESTART_CLAIM = "vllm-disagg"
+RESTART_ID, EARLIER_RESTART_ID = "restart-2", "restart-1"
+RESTART_OVERLAY = {
+    "spec": {"restart": {"id": RESTART_ID}},
+    "status": {"restart": {"inProgress": ["VllmDecodeWorker"], "observedID": RESTART_ID, "phase": "Restarting"}},
+}
+PCS_GENERATION = 4  # created, restart-1, restart-2 on the frontend, restart-2 on the decode worker
+CLIQUE_ROLLOUTS = {"frontend": (1, 3), "vllmdecodeworker": (0, 3), "vllmprefillworker": (2, 2)}
+
+
+def with_overlay(xr: Obj, overlay: Obj) -> Obj:
+    """``overlay`` merged into ``xr`` (mappings merge, anything else replaces)."""
+    out = copy.deepcopy(xr)
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = with_overlay(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def regenerate_restarting() -> Path:
+    claim = yaml.safe_load((REPO / "examples" / f"{RESTART_CLAIM}.yaml").read_text())
+    xr = with_overlay(claim_to_xr(claim), RESTART_OVERLAY)
+    composed = render(xr, find_composition(xr, load_documents(REPO / "compositions"))).composed
+    observed = [as_observed(o, ready=False) for o in composed]
+    pcs = next(o for o in observed if o["kind"] == "PodCliqueSet")
+    pcs["metadata"]["generation"] = pcs["status"]["observedGeneration"] = PCS_GENERATION
+    for clique in pcs["spec"]["template"]["cliques"]:
+        if clique["annotations"].get("nvidia.com/restartAt") != RESTART_ID:
+            clique["annotations"]["nvidia.com/restartAt"] = EARLIER_RESTART_ID
+    target = HERE / f"{RESTART_CLAIM}-restarting"
+    target.mkdir(parents=True, exist_ok=True)
+    # JSON, not YAML: every YAML file under examples/ must be a Kubernetes object (the package build parses them).
+    (target / "xr-overlay.json").write_text(json.dumps(RESTART_OVERLAY, indent=2, sort_keys=True) + "\n")
+    write(
+        target / "observed.yaml",
+        f"# Observed composed resources of examples/{RESTART_CLAIM}.yaml half-way through a Sequential restart to\n"
+        f"# {RESTART_ID}: the frontend and decode cliques carry it, the prefill clique still {EARLIER_RESTART_ID}.\n"
+        "# Generated by examples/status/regenerate.py.\n",
+        observed,
+    )
+    write(
+        target / "required.yaml",
+        f"# The Grove objects of PodCliqueSet {pcs['metadata']['name']} during the restart: the frontend restarted,\n"
+        "# the decode worker's PodClique rolling (new template processed, new pod not ready), the prefill worker\n"
+        "# untouched. Generated by examples/status/regenerate.py.\n",
+        grove_objects(pcs, ready=True, rollouts=CLIQUE_ROLLOUTS),
+    )
+    return target
+
+
 if __name__ == "__main__":
     for claim_name in CLAIMS:
         for ready in (True, False):
             print(f"wrote {regenerate(claim_name, ready).relative_to(REPO)}")
+    print(f"wrote {regenerate_restarting().relative_to(REPO)}")

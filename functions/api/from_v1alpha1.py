@@ -162,5 +162,6 @@ def component_from_service(key: str, service: v1alpha1.Service) -> Component:
         ingress=ingress_spec(service.ingress),
         epp_config=epp_config,
         epp_config_ref=epp_config_ref,
+        scaling_adapter=bool(service.scalingAdapter and service.scalingAdapter.enabled),
         unsupported=_unsupported(key, service),
     )

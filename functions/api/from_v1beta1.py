@@ -68,5 +68,6 @@ def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Comp
         global_namespace=bool(component.globalDynamoNamespace),
         epp_config=epp_config,
         epp_config_ref=epp_config_ref,
+        scaling_adapter=component.scalingAdapter is not None,
         unsupported=_unsupported(component, index),
     )

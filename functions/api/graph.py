@@ -107,6 +107,7 @@ class Component:
     ingress: IngressSpec | None = None  # v1alpha1 only; None: the platform's default ingress
     epp_config: dict[str, Any] | None = None  # eppConfig.config (an EndpointPickerConfig), JSON
     epp_config_ref: ConfigMapKey | None = None  # eppConfig.configMapRef
+    scaling_adapter: bool = False  # a DynamoGraphDeploymentScalingAdapter owns the replicas (see render.scaling)
     # Field paths of features this package does not render yet (the step returns a Fatal naming them).
     unsupported: tuple[str, ...] = ()
 

@@ -29,6 +29,7 @@ from functions.api.fields import (
     SCHEMA_REQUIRED,
     SEMVER_CORE_PATTERN,
     TOPOLOGY_DOMAIN_PATTERN,
+    DateTime,
     DynamoModel,
     EnvVar,
     ExtraPodSpec,
@@ -272,3 +273,22 @@ class RollingUpdateStatus(RollingUpdateStatusBase):
 class DynamoGraphDeploymentStatus(GraphStatusBase):
     rollingUpdate: RollingUpdateStatus | None = None
     services: dict[str, ServiceReplicaStatus] | None = None
+
+
+# --- DynamoGraphDeploymentScalingAdapter v1alpha1 (upstream: a service of a spec.services map) ---
+
+
+class ScalingAdapterDGDRef(DynamoModel):
+    name: str = Field(min_length=1)
+    serviceName: str = Field(min_length=1)
+
+
+class DynamoGraphDeploymentScalingAdapterSpec(DynamoModel):
+    dgdRef: ScalingAdapterDGDRef
+    replicas: Int32 = Field(ge=0)
+
+
+class DynamoGraphDeploymentScalingAdapterStatus(DynamoModel):
+    lastScaleTime: DateTime | None = None
+    replicas: Int32 | None = None
+    selector: str | None = None

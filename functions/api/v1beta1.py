@@ -28,6 +28,7 @@ from functions.api.common import (
 from functions.api.fields import (
     SEMVER_CORE_PATTERN,
     TOPOLOGY_DOMAIN_PATTERN,
+    DateTime,
     DynamoModel,
     EnvVar,
     Int32,
@@ -203,3 +204,22 @@ class RollingUpdateStatus(RollingUpdateStatusBase):
 class DynamoGraphDeploymentStatus(GraphStatusBase):
     components: dict[str, ReplicaCounts] | None = None
     rollingUpdate: RollingUpdateStatus | None = None
+
+
+# --- DynamoGraphDeploymentScalingAdapter v1beta1 (upstream: a component of a spec.components list) ---
+
+
+class ScalingAdapterDGDRef(DynamoModel):
+    componentName: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+
+
+class DynamoGraphDeploymentScalingAdapterSpec(DynamoModel):
+    dgdRef: ScalingAdapterDGDRef
+    replicas: Int32 = Field(ge=0)
+
+
+class DynamoGraphDeploymentScalingAdapterStatus(DynamoModel):
+    lastScaleTime: DateTime | None = None
+    replicas: Int32
+    selector: str | None = None

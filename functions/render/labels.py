@@ -83,6 +83,7 @@ def component_annotations(graph: Graph, component: Component) -> dict[str, str]:
     return annotations
 
 
+# Set per component by the render step from the restart progress (functions.render.restart, §3.4).
 RESTART_AT = "nvidia.com/restartAt"
 
 
@@ -90,9 +91,6 @@ def clique_annotations(ctx: PodContext, component: Component) -> dict[str, str]:
     annotations = component_annotations(ctx.graph, component)
     if ctx.discovery_backend:
         annotations[DISCOVERY_BACKEND] = ctx.discovery_backend
-    if ctx.graph.restart_id:
-        # Every component restarts together (Parallel); Sequential ordering needs observed progress.
-        annotations[RESTART_AT] = ctx.graph.restart_id
     return dict(sorted(annotations.items()))
 
 

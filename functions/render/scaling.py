@@ -1,0 +1,112 @@
+"""DynamoGraphDeploymentScalingAdapters: one per component with a scaling adapter (reference §1.6, §4.2).
+
+Upstream, the DGD controller creates a DGDSA per component with ``scalingAdapter`` (v1alpha1
+``enabled: true``; v1beta1: present), its ``spec.replicas`` initialised from the component's
+replicas, and from then on the adapter is the source of truth: the adapter controller copies its
+replicas into the DGD. A composition function cannot write the DGD's spec, so here the DGD's
+render step composes the adapter as a nested composite (``XDynamoGraphDeploymentScalingAdapter``)
+and, once Crossplane observes it, renders the component with the adapter's ``spec.replicas``
+instead of the DGD's (``with_adapter_replicas``). The desired adapter repeats those observed
+replicas, so Crossplane never resets what an autoscaler wrote.
+
+The adapter is a cluster-scoped XR, so its name carries the DGD's namespace: upstream's
+``{dgd}-{lower(component)}`` alone would collide between two namespaces holding DGDs of the same
+name (upstream's examples all use fixed names).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from functions.api.graph import Component, Graph, SpecError
+from functions.render.labels import COMPONENT, GRAPH_NAME
+from functions.render.naming import component_resource_name
+
+ADAPTER_API_VERSION = "nvidia.com/v1beta1"
+ADAPTER_KIND = "XDynamoGraphDeploymentScalingAdapter"
+RESOURCE_PREFIX = "scaling-adapter-"
+MAX_NAME = 253
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def adapter_resource_name(component: Component) -> str:
+    """The adapter's composition resource name (key of the desired and observed state)."""
+    return RESOURCE_PREFIX + component.key
+
+
+def adapter_name(graph: Graph, component: Component) -> str:
+    """``{namespace}.{dgd}-{lower(component)}``: upstream's DGDSA name, qualified by the namespace."""
+    return f"{graph.namespace}.{component_resource_name(graph, component)}"
+
+
+def adapter_selector(graph_name: str, component_name: str) -> str:
+    """The label selector of the component's pods, as upstream's adapter puts it in ``status.selector``."""
+    return f"{GRAPH_NAME}={graph_name},{COMPONENT}={component_name}"
+
+
+def observed_replicas(observed: dict[str, Any] | None) -> int | None:
+    """``spec.replicas`` of an observed adapter; None when there is none or it holds no replica count."""
+    value = ((observed or {}).get("spec") or {}).get("replicas")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
+
+
+def with_adapter_replicas(graph: Graph, observed_resources: dict[str, dict[str, Any]]) -> Graph:
+    """The graph with each adapted component's replicas taken from its observed adapter, if there is one.
+
+    Everything downstream (the PodCliqueSet's cliques and scaling groups, and any other pathway)
+    renders from the graph, so the adapter is the source of truth everywhere.
+    """
+    replaced = []
+    changed = False
+    for component in graph.components:
+        replicas = (
+            observed_replicas(observed_resources.get(adapter_resource_name(component)))
+            if component.scaling_adapter
+            else None
+        )
+        if replicas is None or replicas == component.replicas:
+            replaced.append(component)
+            continue
+        replaced.append(dataclasses.replace(component, replicas=replicas))
+        changed = True
+    return dataclasses.replace(graph, components=tuple(replaced)) if changed else graph
+
+
+def _component_path(graph: Graph, component: Component) -> str:
+    return f"spec.{'services' if graph.shape == 'v1alpha1' else 'components'}.{component.name}.scalingAdapter"
+
+
+def render_scaling_adapter(graph: Graph, component: Component) -> dict[str, Any]:
+    name = adapter_name(graph, component)
+    if len(name) > MAX_NAME or not DNS1123_SUBDOMAIN.match(name):
+        raise SpecError(
+            f"{_component_path(graph, component)}: the scaling adapter's name {name!r} is not a valid object name "
+            f"(a lowercase RFC 1123 subdomain of at most {MAX_NAME} characters)"
+        )
+    return {
+        "apiVersion": ADAPTER_API_VERSION,
+        "kind": ADAPTER_KIND,
+        "metadata": {
+            "name": name,
+            "labels": {COMPONENT: component.name, GRAPH_NAME: graph.name},
+        },
+        "spec": {
+            "dgdRef": {"componentName": component.name, "name": graph.name},
+            "replicas": component.replicas,
+        },
+    }
+
+
+def render_scaling_adapters(graph: Graph) -> dict[str, dict[str, Any]]:
+    """Composition resource name -> adapter, for every component with a scaling adapter.
+
+    ``graph`` is the one ``with_adapter_replicas`` returned, so an existing adapter's replicas are
+    repeated as observed; a new adapter starts from the component's replicas (default 1).
+    """
+    return {adapter_resource_name(c): render_scaling_adapter(graph, c) for c in graph.components if c.scaling_adapter}

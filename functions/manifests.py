@@ -12,6 +12,7 @@ from functions.xrds import GROUP
 
 # claim kind -> (XR kind, referenceable XR apiVersion)
 CLAIM_KINDS = {
+    "DynamoComponentDeployment": ("XDynamoComponentDeployment", f"{GROUP}/v1beta1"),
     "DynamoGraphDeployment": ("XDynamoGraphDeployment", f"{GROUP}/v1beta1"),
     "DynamoGraphDeploymentScalingAdapter": ("XDynamoGraphDeploymentScalingAdapter", f"{GROUP}/v1beta1"),
 }

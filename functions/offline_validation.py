@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from functions.api.platform import PLATFORM_REQUIREMENT
+from functions.component_step import component_deployment
 from functions.graph_step import render_graph_deployment
 from functions.manifests import CLAIM_KINDS, as_xr, load_documents
 from functions.scaling_step import scaling_adapter
@@ -22,6 +23,7 @@ from functions.xrds import GROUP
 XRD_DIR = Path(__file__).resolve().parents[1] / "xrds"
 XR_KINDS = {xr_kind for xr_kind, _ in CLAIM_KINDS.values()}
 SCALING_ADAPTER_KINDS = {"DynamoGraphDeploymentScalingAdapter", "XDynamoGraphDeploymentScalingAdapter"}
+COMPONENT_DEPLOYMENT_KINDS = {"DynamoComponentDeployment", "XDynamoComponentDeployment"}
 UNSUPPORTED = "not supported yet"
 
 
@@ -61,7 +63,12 @@ def validate_document(
     if report.violations:
         return report  # the API server would stop here; the function never sees the object
     request = StepRequest(input={}, observed_composite=as_xr(doc), required={PLATFORM_REQUIREMENT: platform or []})
-    step = scaling_adapter if doc["kind"] in SCALING_ADAPTER_KINDS else render_graph_deployment
+    if doc["kind"] in SCALING_ADAPTER_KINDS:
+        step = scaling_adapter
+    elif doc["kind"] in COMPONENT_DEPLOYMENT_KINDS:
+        step = component_deployment
+    else:
+        step = render_graph_deployment
     response = step(request)
     for result in (r for r in response.results if r.severity == "fatal"):
         if UNSUPPORTED in result.message:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from functions.component_step import component_deployment
 from functions.graph_step import render_graph_deployment
 from functions.scaling_step import scaling_adapter
 from functions.status_step import graph_status
@@ -14,6 +15,7 @@ INPUT_API_VERSION = "dynamo.fn.crossplane.io/v1beta1"
 Step = Callable[[StepRequest], StepResponse]
 
 STEPS: dict[str, Step] = {
+    "ComponentDeployment": component_deployment,
     "GraphDeployment": render_graph_deployment,
     "GraphStatus": graph_status,
     "Noop": passthrough,

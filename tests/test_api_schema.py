@@ -17,7 +17,7 @@ from functions.api.kube_catalog import (
     version_schemas,
 )
 from functions.schema import UnionReport, openapi_for_model, union_schemas
-from functions.xrds import DGDSA_COLUMNS, all_xrds, dgd_spec_schema, dgdsa_schema, dump_yaml
+from functions.xrds import DGDSA_COLUMNS, all_xrds, dcd_spec_schema, dgd_spec_schema, dgdsa_schema, dump_yaml
 from tooling import require_shared, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -157,3 +157,56 @@ def test_scaling_adapter_xrd_names_versions_and_columns() -> None:
         ours = version["additionalPrinterColumns"]
         assert ours == DGDSA_COLUMNS[name]
         assert [dict(sorted(c.items())) for c in ours] == [dict(sorted(c.items())) for c in theirs]
+
+
+# --- DynamoComponentDeployment ---------------------------------------------------------------
+
+DCD_CRD_FILE = "nvidia.com_dynamocomponentdeployments.yaml"
+
+
+@pytest.mark.parametrize("version", ["v1alpha1", "v1beta1"])
+@pytest.mark.parametrize("part", ["spec", "status"])
+def test_component_deployment_model_schema_equals_upstream_crd(version: str, part: str) -> None:
+    upstream = strip_descriptions(version_schemas(load_upstream_crd(upstream_dir(), DCD_CRD_FILE))[version])
+    theirs = upstream["properties"][part]
+    if part == "status":
+        theirs["properties"].pop("conditions")  # Crossplane owns status.conditions of every XR
+        theirs["required"] = [r for r in theirs.get("required", []) if r != "conditions"]  # v1alpha1 requires it
+    if theirs.get("required") == []:
+        del theirs["required"]  # v1beta1 spec says `required: []`: the same as saying nothing
+    model = getattr(MODELS[version], f"DynamoComponentDeployment{part.title()}")
+    ours = openapi_for_model(model, kube_catalog(upstream_dir())[version])
+    assert _sorted_required(ours) == _sorted_required(theirs)
+
+
+def test_component_deployment_union_lists_where_the_versions_disagree() -> None:
+    spec, report = dcd_spec_schema(upstream_dir())
+    assert report.differences == [
+        "spec.frontendSidecar: type differs (object vs string), union keeps it untyped",
+        "spec.eppConfig: x-kubernetes-validations only in one version, dropped from the union",
+        "spec.modelRef.name: minLength only in one version, kept",
+        "spec.multinode: required only in one version, dropped from the union",
+        "spec: CEL rules differ, union keeps the common ones",
+    ]
+    messages = [r["message"] for r in spec["x-kubernetes-validations"]]
+    assert messages[-3].startswith("spec mixes v1alpha1 fields (annotations, ")
+    # v1beta1's dropped rules come back, for the v1beta1 shape only.
+    assert messages[-2:] == [
+        "eppConfig may only be set when type is epp",
+        "exactly one of configMapRef or config must be specified",
+    ]
+    assert spec["properties"]["frontendSidecar"] == {"x-kubernetes-preserve-unknown-fields": True}
+
+
+def test_component_deployment_xrd_names_and_versions() -> None:
+    spec = all_xrds(upstream_dir())["dynamocomponentdeployments.yaml"]["spec"]
+    assert spec["scope"] == "LegacyCluster"
+    assert (spec["names"]["kind"], spec["claimNames"]["kind"]) == (
+        "XDynamoComponentDeployment",
+        "DynamoComponentDeployment",
+    )
+    assert spec["claimNames"]["shortNames"] == ["dcd"]
+    versions = {v["name"]: v for v in spec["versions"]}
+    assert (versions["v1beta1"]["referenceable"], versions["v1alpha1"]["referenceable"]) == (True, False)
+    assert versions["v1alpha1"]["deprecated"] is True
+    assert versions["v1alpha1"]["schema"] == versions["v1beta1"]["schema"]

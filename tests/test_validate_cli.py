@@ -45,7 +45,11 @@ def test_examples_are_valid() -> None:
     # The DGD claims, and the scaling adapters in examples/scaling (claims, and XRs as observed).
     adapters = load_documents(REPO / "examples" / "scaling")
     assert {d["kind"].removeprefix("X") for d in adapters} == {"DynamoGraphDeploymentScalingAdapter"}
-    assert f"{len(EXAMPLE_CLAIMS) + len(adapters)} valid (0 not renderable yet), 0 invalid" in proc.stdout
+    # The DynamoComponentDeployment claims in examples/dcd.
+    dcds = load_documents(REPO / "examples" / "dcd")
+    assert {d["kind"] for d in dcds} == {"DynamoComponentDeployment"}
+    valid = len(EXAMPLE_CLAIMS) + len(adapters) + len(dcds)
+    assert f"{valid} valid (0 not renderable yet), 0 invalid" in proc.stdout
 
 
 def test_corpus_is_valid_apart_from_the_empty_sample(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ from functions.api.fields import (
     ExtraPodSpec,
     HPABehavior,
     Int32,
+    Int64,
     MetricSpec,
     Probe,
     Quantity,
@@ -188,8 +189,8 @@ class VolumeMount(DynamoModel):
     useAsCompilationCache: bool = False
 
 
-class Service(DynamoModel):
-    """One entry of ``spec.services`` (upstream's DynamoComponentDeploymentSharedSpec)."""
+class ServiceBase(DynamoModel):
+    """A service's fields shared by a DGD ``spec.services`` entry and a DynamoComponentDeployment spec."""
 
     model_config = schema_config(x_kubernetes_validations=MIN_AVAILABLE_RULES)
     annotations: dict[str, str] | None = None
@@ -211,8 +212,6 @@ class Service(DynamoModel):
     livenessProbe: Probe | None = None
     minAvailable: Int32 | None = Field(default=None, ge=1)
     modelRef: ModelRef | None = None
-    multinode: Multinode | None = None
-    providerOverride: ProviderOverride | None = None
     readinessProbe: Probe | None = None
     replicas: Int32 | None = Field(default=None, ge=0)
     resources: Resources | None = None
@@ -223,6 +222,13 @@ class Service(DynamoModel):
     subComponentType: str | None = None
     topologyConstraint: ServiceTopologyConstraint | None = None
     volumeMounts: list[VolumeMount] | None = None
+
+
+class Service(ServiceBase):
+    """One entry of ``spec.services`` (upstream's DynamoComponentDeploymentSharedSpec)."""
+
+    multinode: Multinode | None = None
+    providerOverride: ProviderOverride | None = None
 
 
 class PVC(DynamoModel):
@@ -292,3 +298,23 @@ class DynamoGraphDeploymentScalingAdapterStatus(DynamoModel):
     lastScaleTime: DateTime | None = None
     replicas: Int32 | None = None
     selector: str | None = None
+
+
+# --- DynamoComponentDeployment v1alpha1 (upstream: one service of a DGD, as its own object) ---
+
+
+class DCDMultinode(DynamoModel):
+    nodeCount: Int32 = Field(default=2, ge=2, json_schema_extra={SCHEMA_REQUIRED: True})
+
+
+class DynamoComponentDeploymentSpec(ServiceBase):
+    """A DGD service plus ``backendFramework``, without ``providerOverride``; multinode is only ``nodeCount``."""
+
+    backendFramework: BackendFramework | None = None
+    multinode: DCDMultinode | None = None
+
+
+class DynamoComponentDeploymentStatus(DynamoModel):
+    observedGeneration: Int64 | None = None
+    podSelector: dict[str, str] | None = None
+    service: ServiceReplicaStatus | None = None

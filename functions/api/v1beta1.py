@@ -32,6 +32,7 @@ from functions.api.fields import (
     DynamoModel,
     EnvVar,
     Int32,
+    Int64,
     PodTemplateSpec,
     Quantity,
     cel,
@@ -119,8 +120,11 @@ class ComponentTopologyConstraint(DynamoModel):
     packDomain: str = Field(pattern=TOPOLOGY_DOMAIN_PATTERN)
 
 
-class Component(DynamoModel):
-    """One entry of ``spec.components`` (upstream's DynamoComponentDeploymentSharedSpec, v1beta1)."""
+NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$"
+
+
+class ComponentBase(DynamoModel):
+    """A component's fields shared by a DGD ``spec.components`` entry and a DynamoComponentDeployment spec."""
 
     model_config = schema_config(
         x_kubernetes_validations=[
@@ -148,16 +152,21 @@ class Component(DynamoModel):
     globalDynamoNamespace: bool | None = None
     minAvailable: Int32 | None = Field(default=None, ge=1)
     modelRef: ModelRef | None = None
-    multinode: Multinode | None = None
-    name: str = Field(min_length=1, max_length=63, pattern=r"^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$")
     podTemplate: PodTemplateSpec | None = None
-    providerOverride: ProviderOverride | None = None
     replicas: Int32 | None = Field(default=None, ge=0)
     runtimeVersionOverride: str | None = Field(default=None, pattern=SEMVER_CORE_PATTERN)
     scalingAdapter: dict[str, Any] | None = None
     sharedMemorySize: Quantity | None = None
     topologyConstraint: ComponentTopologyConstraint | None = None
     type_: ComponentType | None = Field(default=None, alias="type")
+
+
+class Component(ComponentBase):
+    """One entry of ``spec.components`` (upstream's DynamoComponentDeploymentSharedSpec, v1beta1)."""
+
+    multinode: Multinode | None = None
+    name: str = Field(min_length=1, max_length=63, pattern=NAME_PATTERN)
+    providerOverride: ProviderOverride | None = None
 
 
 class GraphTopologyConstraint(DynamoModel):
@@ -223,3 +232,24 @@ class DynamoGraphDeploymentScalingAdapterStatus(DynamoModel):
     lastScaleTime: DateTime | None = None
     replicas: Int32
     selector: str | None = None
+
+
+# --- DynamoComponentDeployment v1beta1 (upstream: one component of a DGD, as its own object) ---
+
+
+class DCDMultinode(DynamoModel):
+    nodeCount: Int32 = Field(default=2, ge=2)
+
+
+class DynamoComponentDeploymentSpec(ComponentBase):
+    """A DGD component plus ``backendFramework``, without ``providerOverride``; ``name`` is optional and
+    multinode is only ``nodeCount``."""
+
+    backendFramework: BackendFramework | None = None
+    multinode: DCDMultinode | None = None
+    name: str | None = Field(default=None, min_length=1, max_length=63, pattern=NAME_PATTERN)
+
+
+class DynamoComponentDeploymentStatus(DynamoModel):
+    component: ReplicaCounts | None = None
+    observedGeneration: Int64 | None = None

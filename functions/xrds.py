@@ -16,9 +16,9 @@ from functions.api import v1alpha1, v1beta1
 from functions.api.fields import cel
 from functions.api.kube_catalog import kube_catalog
 from functions.schema import UnionReport, openapi_for_model, union_schemas
+from functions.xrd_builder import GROUP, legacy_xrd
 from functions.xrd_rules import add_webhook_rules
 
-GROUP = "nvidia.com"
 DGD_XRD_NAME = f"xdynamographdeployments.{GROUP}"
 DGD_COMPOSITION_NAME = f"dynamographdeployments.{GROUP}"
 
@@ -100,48 +100,13 @@ def dgd_xrd(upstream_dir: Path | None = None) -> dict[str, Any]:
     }
     # Crossplane appends SYNCED, READY (the Ready condition, as upstream's Ready column) and AGE.
     columns = [{"name": "Backend", "type": "string", "jsonPath": ".spec.backendFramework"}]
-    return {
-        "apiVersion": "apiextensions.crossplane.io/v1",
-        "kind": "CompositeResourceDefinition",
-        "metadata": {"name": DGD_XRD_NAME},
-        "spec": {
-            "scope": "LegacyCluster",
-            "group": GROUP,
-            "names": {
-                "kind": "XDynamoGraphDeployment",
-                "plural": "xdynamographdeployments",
-                "singular": "xdynamographdeployment",
-                "listKind": "XDynamoGraphDeploymentList",
-            },
-            "claimNames": {
-                "kind": "DynamoGraphDeployment",
-                "plural": "dynamographdeployments",
-                "singular": "dynamographdeployment",
-                "listKind": "DynamoGraphDeploymentList",
-                "shortNames": ["dgd"],
-            },
-            "defaultCompositionRef": {"name": DGD_COMPOSITION_NAME},
-            "versions": [
-                {
-                    "name": "v1beta1",
-                    "served": True,
-                    "referenceable": True,
-                    "schema": schema,
-                    "additionalPrinterColumns": columns,
-                },
-                {
-                    "name": "v1alpha1",
-                    "served": True,
-                    "referenceable": False,
-                    "deprecated": True,
-                    "deprecationWarning": "nvidia.com/v1alpha1 DynamoGraphDeployment is deprecated; "
-                    "use nvidia.com/v1beta1 (spec.components)",
-                    "schema": schema,
-                    "additionalPrinterColumns": columns,
-                },
-            ],
-        },
-    }
+    return legacy_xrd(
+        "DynamoGraphDeployment",
+        "dgd",
+        schema,
+        {"v1beta1": columns, "v1alpha1": columns},
+        "nvidia.com/v1alpha1 DynamoGraphDeployment is deprecated; use nvidia.com/v1beta1 (spec.components)",
+    )
 
 
 # --- DynamoGraphDeploymentScalingAdapter -------------------------------------------------
@@ -194,49 +159,14 @@ def dgdsa_schema() -> tuple[dict[str, Any], UnionReport]:
 
 
 def dgdsa_xrd() -> dict[str, Any]:
-    schema = {"openAPIV3Schema": dgdsa_schema()[0]}
-    return {
-        "apiVersion": "apiextensions.crossplane.io/v1",
-        "kind": "CompositeResourceDefinition",
-        "metadata": {"name": DGDSA_XRD_NAME},
-        "spec": {
-            "scope": "LegacyCluster",
-            "group": GROUP,
-            "names": {
-                "kind": "XDynamoGraphDeploymentScalingAdapter",
-                "plural": "xdynamographdeploymentscalingadapters",
-                "singular": "xdynamographdeploymentscalingadapter",
-                "listKind": "XDynamoGraphDeploymentScalingAdapterList",
-            },
-            "claimNames": {
-                "kind": "DynamoGraphDeploymentScalingAdapter",
-                "plural": "dynamographdeploymentscalingadapters",
-                "singular": "dynamographdeploymentscalingadapter",
-                "listKind": "DynamoGraphDeploymentScalingAdapterList",
-                "shortNames": ["dgdsa"],
-            },
-            "defaultCompositionRef": {"name": DGDSA_COMPOSITION_NAME},
-            "versions": [
-                {
-                    "name": "v1beta1",
-                    "served": True,
-                    "referenceable": True,
-                    "schema": schema,
-                    "additionalPrinterColumns": DGDSA_COLUMNS["v1beta1"],
-                },
-                {
-                    "name": "v1alpha1",
-                    "served": True,
-                    "referenceable": False,
-                    "deprecated": True,
-                    "deprecationWarning": "nvidia.com/v1alpha1 DynamoGraphDeploymentScalingAdapter is deprecated; "
-                    "use nvidia.com/v1beta1 DynamoGraphDeploymentScalingAdapter",
-                    "schema": schema,
-                    "additionalPrinterColumns": DGDSA_COLUMNS["v1alpha1"],
-                },
-            ],
-        },
-    }
+    return legacy_xrd(
+        "DynamoGraphDeploymentScalingAdapter",
+        "dgdsa",
+        {"openAPIV3Schema": dgdsa_schema()[0]},
+        DGDSA_COLUMNS,
+        "nvidia.com/v1alpha1 DynamoGraphDeploymentScalingAdapter is deprecated; "
+        "use nvidia.com/v1beta1 DynamoGraphDeploymentScalingAdapter",
+    )
 
 
 # --- DynamoComponentDeployment ---------------------------------------------------------------
@@ -340,48 +270,13 @@ def dcd_xrd(upstream_dir: Path | None = None) -> dict[str, Any]:
             "properties": {"spec": spec, "status": dcd_status_schema(upstream_dir)},
         }
     }
-    return {
-        "apiVersion": "apiextensions.crossplane.io/v1",
-        "kind": "CompositeResourceDefinition",
-        "metadata": {"name": DCD_XRD_NAME},
-        "spec": {
-            "scope": "LegacyCluster",
-            "group": GROUP,
-            "names": {
-                "kind": "XDynamoComponentDeployment",
-                "plural": "xdynamocomponentdeployments",
-                "singular": "xdynamocomponentdeployment",
-                "listKind": "XDynamoComponentDeploymentList",
-            },
-            "claimNames": {
-                "kind": "DynamoComponentDeployment",
-                "plural": "dynamocomponentdeployments",
-                "singular": "dynamocomponentdeployment",
-                "listKind": "DynamoComponentDeploymentList",
-                "shortNames": ["dcd"],
-            },
-            "defaultCompositionRef": {"name": DCD_COMPOSITION_NAME},
-            "versions": [
-                {
-                    "name": "v1beta1",
-                    "served": True,
-                    "referenceable": True,
-                    "schema": schema,
-                    "additionalPrinterColumns": DCD_COLUMNS,
-                },
-                {
-                    "name": "v1alpha1",
-                    "served": True,
-                    "referenceable": False,
-                    "deprecated": True,
-                    "deprecationWarning": "nvidia.com/v1alpha1 DynamoComponentDeployment is deprecated; "
-                    "use nvidia.com/v1beta1 DynamoComponentDeployment",
-                    "schema": schema,
-                    "additionalPrinterColumns": DCD_COLUMNS,
-                },
-            ],
-        },
-    }
+    return legacy_xrd(
+        "DynamoComponentDeployment",
+        "dcd",
+        schema,
+        {"v1beta1": DCD_COLUMNS, "v1alpha1": DCD_COLUMNS},
+        "nvidia.com/v1alpha1 DynamoComponentDeployment is deprecated; use nvidia.com/v1beta1 DynamoComponentDeployment",
+    )
 
 
 def all_xrds(upstream_dir: Path | None = None) -> dict[str, dict[str, Any]]:

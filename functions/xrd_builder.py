@@ -1,0 +1,58 @@
+"""The CompositeResourceDefinition shape every Dynamo kind shares.
+
+A LegacyCluster XRD (cluster-scoped XR ``X<Kind>``, namespaced claim ``<Kind>``) serving v1beta1
+(referenceable, the storage version) and a deprecated v1alpha1, both with one union schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+GROUP = "nvidia.com"
+
+
+def _names(kind: str) -> dict[str, str]:
+    return {"kind": kind, "plural": f"{kind.lower()}s", "singular": kind.lower(), "listKind": f"{kind}List"}
+
+
+def legacy_xrd(
+    claim_kind: str,
+    short_name: str,
+    schema: dict[str, Any],
+    columns: dict[str, list[dict[str, Any]]],
+    deprecation_warning: str,
+) -> dict[str, Any]:
+    """``columns`` maps version to its printer columns (Crossplane appends SYNCED, READY and AGE)."""
+    claim_names = _names(claim_kind)
+    xr_kind = f"X{claim_kind}"
+    versions = [
+        {
+            "name": "v1beta1",
+            "served": True,
+            "referenceable": True,
+            "schema": schema,
+            "additionalPrinterColumns": columns["v1beta1"],
+        },
+        {
+            "name": "v1alpha1",
+            "served": True,
+            "referenceable": False,
+            "deprecated": True,
+            "deprecationWarning": deprecation_warning,
+            "schema": schema,
+            "additionalPrinterColumns": columns["v1alpha1"],
+        },
+    ]
+    return {
+        "apiVersion": "apiextensions.crossplane.io/v1",
+        "kind": "CompositeResourceDefinition",
+        "metadata": {"name": f"{xr_kind.lower()}s.{GROUP}"},
+        "spec": {
+            "scope": "LegacyCluster",
+            "group": GROUP,
+            "names": _names(xr_kind),
+            "claimNames": {**claim_names, "shortNames": [short_name]},
+            "defaultCompositionRef": {"name": f"{claim_names['plural']}.{GROUP}"},
+            "versions": versions,
+        },
+    }

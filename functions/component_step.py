@@ -23,16 +23,7 @@ from functions.api import v1alpha1, v1beta1
 from functions.api.from_v1alpha1 import component_from_service
 from functions.api.from_v1beta1 import component_from_v1beta1
 from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError
-from functions.api.normalise import (
-    CLAIM_NAME_LABEL,
-    CLAIM_NAMESPACE_LABEL,
-    CROSSPLANE_SPEC_KEYS,
-    DNS1123_LABEL,
-    DNS1123_SUBDOMAIN,
-    _identity,
-    _object,
-    _validation_error,
-)
+from functions.api.normalise import _validation_error, claimed_object
 from functions.api.platform import PLATFORM_REQUIREMENT, PlatformConfig, PlatformConfigError, platform_config
 from functions.render import backends
 from functions.render.labels import BASE_MODEL_HASH, GRAPH_NAME, SELECTOR, clique_labels, model_hash
@@ -68,34 +59,8 @@ def _crossplane_labels(labels: dict[str, Any]) -> dict[str, Any]:
 
 def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
     """The DCD as a one-component ``Graph``, and the DCD (claim) name; raises ``SpecError``."""
-    metadata = _object(xr.get("metadata"), "metadata")
-    raw_spec = _object(xr.get("spec"), "spec")
-    spec = {k: v for k, v in raw_spec.items() if k not in CROSSPLANE_SPEC_KEYS}
-    claim = _object(raw_spec.get("claimRef"), "spec.claimRef")
-    labels = _object(metadata.get("labels"), "metadata.labels")
-    annotations = _object(metadata.get("annotations"), "metadata.annotations")
-    name = _identity(
-        (
-            (claim, "name", "spec.claimRef.name"),
-            (labels, CLAIM_NAME_LABEL, f"metadata.labels[{CLAIM_NAME_LABEL}]"),
-            (metadata, "name", "metadata.name"),
-        ),
-        DNS1123_SUBDOMAIN,
-        "a valid object name (a lowercase RFC 1123 subdomain)",
-    )
-    namespace = _identity(
-        (
-            (claim, "namespace", "spec.claimRef.namespace"),
-            (labels, CLAIM_NAMESPACE_LABEL, f"metadata.labels[{CLAIM_NAMESPACE_LABEL}]"),
-            (metadata, "namespace", "metadata.namespace"),
-        ),
-        DNS1123_LABEL,
-        "a valid namespace name (a lowercase RFC 1123 label of at most 63 characters)",
-    )
-    if not name:
-        raise SpecError("metadata.name: the DynamoComponentDeployment has no name")
-    if not namespace:
-        raise SpecError("spec.claimRef.namespace: a DynamoComponentDeployment must be claimed in a namespace")
+    obj = claimed_object(xr, "DynamoComponentDeployment")
+    name, labels, annotations, spec = obj.name, obj.labels, obj.annotations, obj.spec
     if spec.get("multinode") is not None:
         raise SpecError(
             "spec.multinode: a multinode DynamoComponentDeployment (LeaderWorkerSet rendering) is not supported yet"
@@ -120,7 +85,7 @@ def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
         raise SpecError(f"{path}: not supported yet by function-dynamo")
     graph = Graph(
         name=str(labels.get(GRAPH_NAME) or name),
-        namespace=namespace,
+        namespace=obj.namespace,
         shape=shape,
         components=(component,),
         backend_framework=backend,

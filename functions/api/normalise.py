@@ -7,6 +7,7 @@ recognised by its content: ``spec.services`` (v1alpha1) or ``spec.components`` (
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -81,17 +82,28 @@ def _identity(sources: tuple[tuple[dict[str, Any], str, str], ...], pattern: re.
     return None
 
 
-def graph_from_xr(xr: dict[str, Any]) -> Graph:
-    """Normalise an XDynamoGraphDeployment (or a claim) into a ``Graph``; raises ``SpecError``."""
+@dataclass(frozen=True)
+class ClaimedObject:
+    """What every composite of this package reads first: its claim's identity and its Dynamo spec."""
+
+    name: str
+    namespace: str
+    labels: dict[str, Any]
+    annotations: dict[str, Any]
+    spec: dict[str, Any]  # without the fields Crossplane adds
+
+
+def claimed_object(xr: dict[str, Any], kind: str, *, string_annotations: bool = False) -> ClaimedObject:
+    """The claim's name and namespace (claimRef, claim labels, then metadata), each checked; raises ``SpecError``."""
     metadata = _object(xr.get("metadata"), "metadata")
     raw_spec = _object(xr.get("spec"), "spec")
-    spec = {k: v for k, v in raw_spec.items() if k not in CROSSPLANE_SPEC_KEYS}
     claim = _object(raw_spec.get("claimRef"), "spec.claimRef")
     labels = _object(metadata.get("labels"), "metadata.labels")
     annotations = _object(metadata.get("annotations"), "metadata.annotations")
-    for key, value in annotations.items():
-        if not isinstance(value, str):
-            raise SpecError(f"metadata.annotations[{key}]: must be a string, not {type(value).__name__}")
+    if string_annotations:
+        for key, value in annotations.items():
+            if not isinstance(value, str):
+                raise SpecError(f"metadata.annotations[{key}]: must be a string, not {type(value).__name__}")
     name = _identity(
         (
             (claim, "name", "spec.claimRef.name"),
@@ -111,9 +123,17 @@ def graph_from_xr(xr: dict[str, Any]) -> Graph:
         "a valid namespace name (a lowercase RFC 1123 label of at most 63 characters)",
     )
     if not name:
-        raise SpecError("metadata.name: the DynamoGraphDeployment has no name")
+        raise SpecError(f"metadata.name: the {kind} has no name")
     if not namespace:
-        raise SpecError("spec.claimRef.namespace: a DynamoGraphDeployment must be claimed in a namespace")
+        raise SpecError(f"spec.claimRef.namespace: a {kind} must be claimed in a namespace")
+    spec = {k: v for k, v in raw_spec.items() if k not in CROSSPLANE_SPEC_KEYS}
+    return ClaimedObject(name, namespace, labels, annotations, spec)
+
+
+def graph_from_xr(xr: dict[str, Any]) -> Graph:
+    """Normalise an XDynamoGraphDeployment (or a claim) into a ``Graph``; raises ``SpecError``."""
+    obj = claimed_object(xr, "DynamoGraphDeployment", string_annotations=True)
+    name, namespace, spec = obj.name, obj.namespace, obj.spec
     shape = spec_shape(spec)
     try:
         if shape == "v1alpha1":
@@ -144,7 +164,7 @@ def graph_from_xr(xr: dict[str, Any]) -> Graph:
         labels=dict(parsed.labels or {}),
         annotations=dict(parsed.annotations or {}),
         envs=tuple(json_copy(graph_envs)),
-        metadata_annotations=dict(annotations),
+        metadata_annotations=dict(obj.annotations),
         pack_domain=pack_domain,
         priority_class_name=parsed.priorityClassName,
         restart_id=parsed.restart.id_ if parsed.restart else None,

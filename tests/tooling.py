@@ -29,11 +29,6 @@ INSTALL_TOOLS = "scripts/install-tools.sh"
 # Short names of the CRD sets install-tools.sh knows about.
 CRD_SETS = ("grove", "lws", "istio", "gaie", "volcano")
 
-# Why a CRD set may be absent even after install-tools.sh ran.
-_CRD_NOTES = {
-    "volcano": "volcano.sh/apis ships no CRD YAMLs, so install-tools.sh installs none for volcano",
-}
-
 
 def in_ci() -> bool:
     """True when running under CI (env CI=true)."""
@@ -130,11 +125,7 @@ def require_crds(name: str) -> Path:
     """The directory of CRD YAMLs for ``name`` (grove, lws, istio, gaie, volcano), or skip/fail."""
     path = crds_dir(name)
     if path is None:
-        reason = f"CRDs for {name!r} not installed (no *.yaml in {_crds_root() / name}): run {INSTALL_TOOLS}"
-        note = _CRD_NOTES.get(name)
-        if note:
-            reason += f"; note: {note}"
-        _missing(reason)
+        _missing(f"CRDs for {name!r} not installed (no *.yaml in {_crds_root() / name}): run {INSTALL_TOOLS}")
     return path
 
 

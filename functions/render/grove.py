@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from functions.api.graph import Component, Graph
-from functions.render import backends
 from functions.render.labels import clique_annotations, clique_labels
 from functions.render.naming import clique_names, podcliqueset_name
 from functions.render.podspec import PodContext, render_pod_spec
+from functions.render.roles import role_pod_spec
 
 GROVE_API_VERSION = "grove.io/v1alpha1"
 GRAPH_NAME_LABEL = "nvidia.com/dynamo-graph-deployment-name"
@@ -25,22 +25,7 @@ def _kai_queue(graph: Graph) -> str:
 
 
 def _role_pod_spec(ctx: PodContext, component: Component, role: str | None) -> dict[str, Any]:
-    pod = render_pod_spec(ctx, component)
-    if role is not None:
-        backends.apply_multinode(
-            ctx.backend,
-            backends.MultinodeRole(
-                pathway="grove",
-                role=role,  # type: ignore[arg-type]
-                node_count=component.node_count,
-                component_key=component.key,
-                graph_name=ctx.graph.name,
-                namespace=ctx.graph.namespace,
-            ),
-            pod,
-            vllm_executor=backends.executor_backend(component.annotations, ctx.graph.metadata_annotations),
-            ssh_secret_name=ctx.platform.mpi.sshSecretName,
-        )
+    pod = render_pod_spec(ctx, component) if role is None else role_pod_spec(ctx, component, role, "grove")  # type: ignore[arg-type]
     if ctx.platform.kai_enabled and not pod.get("schedulerName"):
         pod["schedulerName"] = KAI_SCHEDULER
     return pod

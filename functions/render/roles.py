@@ -1,0 +1,31 @@
+"""The pod spec of one role (leader or worker) of a multinode component, on either multinode pathway."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from functions.api.graph import Component
+from functions.render import backends
+from functions.render.podspec import PodContext, render_pod_spec
+
+
+def role_pod_spec(
+    ctx: PodContext, component: Component, role: Literal["leader", "worker"], pathway: Literal["grove", "lws"]
+) -> dict[str, Any]:
+    """The component's base pod spec rewritten by its backend for ``role`` (§2.4); raises ``BackendError``."""
+    pod = render_pod_spec(ctx, component)
+    backends.apply_multinode(
+        ctx.backend,
+        backends.MultinodeRole(
+            pathway=pathway,
+            role=role,
+            node_count=component.node_count,
+            component_key=component.key,
+            graph_name=ctx.graph.name,
+            namespace=ctx.graph.namespace,
+        ),
+        pod,
+        vllm_executor=backends.executor_backend(component.annotations, ctx.graph.metadata_annotations),
+        ssh_secret_name=ctx.platform.mpi.sshSecretName,
+    )
+    return pod

@@ -1,16 +1,23 @@
-"""Pipeline step ``ComponentDeployment``: a DynamoComponentDeployment XR becomes a Deployment and its Service.
+"""Pipeline step ``ComponentDeployment``: a DynamoComponentDeployment XR becomes its workload and Services.
 
 A DCD is one DGD service (v1alpha1) or component (v1beta1) as an object of its own (reference
-§1.4). This first slice renders the single-node Deployment path; a multinode DCD (upstream's
-LeaderWorkerSet + Volcano PodGroup path) ends in a Fatal naming ``spec.multinode``.
+§1.4). A single-node DCD renders a Deployment (``functions.render.deployment``); a multinode one
+with LeaderWorkerSet available (platform ``orchestrators.lws`` and ``volcanoScheduler`` not
+disabled) one LeaderWorkerSet and one Volcano PodGroup per replica (``functions.render.lws``),
+else, as upstream, a Deployment. Around it: the component Service (leader pods only for LWS), the
+frontend Ingress and VirtualService, and for a DCD no DGD composed (no graph-name label) the
+discovery RBAC, the model Service and the wait-for-leader ConfigMap a DGD would compose.
 
 The pod template comes from the same renderer as the Grove pathway, through a ``Graph`` whose
 single component is the DCD: namespace from the claim, graph name from the DGD name label when
 a DGD made the DCD, else the DCD's own name.
 
 The step also writes the status (§3.3): conditions ``Available`` and ``DynamoComponentReady``
-from the observed Deployment (§3.2 Deployment rule), and the replica counts in ``status.service``
-(v1alpha1 shape) or ``status.component`` (v1beta1 shape). The XR is ready when the Deployment is.
+from the observed Deployment or LeaderWorkerSets (§3.2 rules), the replica counts in
+``status.service`` (v1alpha1 shape, with ``podSelector``) or ``status.component`` (v1beta1 shape).
+The XR is ready when its workload is. A workload whose pod template does not carry the desired
+``nvidia.com/restartAt`` yet is not ready: the observed object predates the restart, and its
+ready pods are the old ones (this is what the DGD's restart progress relies on).
 """
 
 from __future__ import annotations
@@ -26,20 +33,21 @@ from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError
 from functions.api.normalise import _validation_error, claimed_object
 from functions.api.platform import PLATFORM_REQUIREMENT, PlatformConfig, PlatformConfigError, platform_config
 from functions.render import backends
-from functions.render.labels import BASE_MODEL_HASH, GRAPH_NAME, SELECTOR, clique_labels, model_hash
-from functions.render.podspec import PodContext, render_pod_spec
+from functions.render.deployment import render_deployment
+from functions.render.labels import GRAPH_NAME, RESTART_AT, SELECTOR
+from functions.render.lws import LWS_KIND, ROLE_LABEL, render_leaderworkersets
+from functions.render.mesh import render_frontend_mesh
+from functions.render.podspec import PodContext
 from functions.render.rbac import render_discovery_rbac
-from functions.render.services import needs_service, render_component_service
+from functions.render.services import model_service_name, needs_service, render_component_service, render_model_service
+from functions.status import lws as lws_status
 from functions.status.deployment import deployment_readiness, deployment_replica_status
+from functions.status.readiness import Readiness, ReplicaStatus, not_ready
 from functions.step import Condition, DesiredResource, StepRequest, StepResponse, fatal
 
 DEPLOYMENT_RESOURCE = "deployment"
 SERVICE_RESOURCE = "service"
-BASE_MODEL_ANNOTATION = "nvidia.com/dynamo-base-model"
-STRATEGY_ANNOTATION = "nvidia.com/deployment-strategy"
-MAX_SURGE_ANNOTATION = "nvidia.com/deployment-rolling-update-max-surge"
-MAX_UNAVAILABLE_ANNOTATION = "nvidia.com/deployment-rolling-update-max-unavailable"
-DEFAULT_ROLLING_UPDATE = "25%"
+WAIT_LEADER_RESOURCE = "wait-leader-configmap"
 
 AVAILABLE = "Available"
 COMPONENT_READY = "DynamoComponentReady"
@@ -53,20 +61,12 @@ def dcd_shape(spec: dict[str, Any]) -> str:
     return "v1alpha1"
 
 
-def _crossplane_labels(labels: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in labels.items() if not k.startswith("crossplane.io/")}
-
-
 def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
     """The DCD as a one-component ``Graph``, and the DCD (claim) name; raises ``SpecError``."""
     obj = claimed_object(xr, "DynamoComponentDeployment")
     name, labels, annotations, spec = obj.name, obj.labels, obj.annotations, obj.spec
-    if spec.get("multinode") is not None:
-        raise SpecError(
-            "spec.multinode: a multinode DynamoComponentDeployment (LeaderWorkerSet rendering) is not supported yet"
-        )
     shape = dcd_shape(spec)
-    shared = {k: v for k, v in spec.items() if k not in ("backendFramework", "multinode")}
+    shared = {k: v for k, v in spec.items() if k != "backendFramework"}
     try:
         if shape == "v1alpha1":
             parsed_a = v1alpha1.DynamoComponentDeploymentSpec.model_validate(spec)
@@ -94,53 +94,13 @@ def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
     return graph, name
 
 
-def _int_or_string(value: str) -> int | str:
-    return int(value) if value.isdigit() else value
-
-
-def deployment_strategy(annotations: dict[str, str]) -> dict[str, Any]:
-    """RollingUpdate 25%/25%, or what the DCD's strategy annotations ask for (§1.4)."""
-    if annotations.get(STRATEGY_ANNOTATION) == "Recreate":
-        return {"type": "Recreate"}
-    return {
-        "type": "RollingUpdate",
-        "rollingUpdate": {
-            "maxSurge": _int_or_string(annotations.get(MAX_SURGE_ANNOTATION, DEFAULT_ROLLING_UPDATE)),
-            "maxUnavailable": _int_or_string(annotations.get(MAX_UNAVAILABLE_ANNOTATION, DEFAULT_ROLLING_UPDATE)),
-        },
-    }
-
-
-def render_deployment(ctx: PodContext, component: Component, name: str, xr_labels: dict[str, Any]) -> dict[str, Any]:
-    graph = ctx.graph
-    pod_meta = component.pod_template.get("metadata", {})
-    labels = {**component.labels, **_crossplane_labels(xr_labels), SELECTOR: name}
-    annotations = {**component.annotations, **pod_meta.get("annotations", {})}
-    if component.model_ref:
-        labels[BASE_MODEL_HASH] = model_hash(component.model_ref)
-        annotations[BASE_MODEL_ANNOTATION] = component.model_ref
-    pod_labels = {**clique_labels(ctx, component), SELECTOR: name}
-    metadata: dict[str, Any] = {"name": name, "namespace": graph.namespace, "labels": dict(sorted(labels.items()))}
-    if annotations:
-        metadata["annotations"] = dict(sorted(annotations.items()))
-    template_meta: dict[str, Any] = {"labels": dict(sorted(pod_labels.items()))}
-    if pod_meta.get("annotations"):
-        template_meta["annotations"] = dict(sorted(pod_meta["annotations"].items()))
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": metadata,
-        "spec": {
-            "replicas": component.replicas,
-            "selector": {"matchLabels": {SELECTOR: name}},
-            "strategy": deployment_strategy(component.annotations),
-            "template": {"metadata": template_meta, "spec": render_pod_spec(ctx, component)},
-        },
-    }
+def uses_lws(component: Component, platform: PlatformConfig) -> bool:
+    """Upstream: multinode with LWS (and Volcano) available; a multinode DCD without it becomes a Deployment."""
+    return component.multinode and platform.lws_enabled
 
 
 def render_component(graph: Graph, name: str, platform: PlatformConfig, xr_labels: dict[str, Any]) -> dict[str, Any]:
-    """Composed resource name -> object for a single-node DCD."""
+    """Composed resource name -> object for a DCD."""
     (component,) = graph.components
     main = next(c for c in component.pod_template["spec"]["containers"] if c.get("name") == MAIN_CONTAINER)
     try:
@@ -148,48 +108,113 @@ def render_component(graph: Graph, name: str, platform: PlatformConfig, xr_label
     except backends.BackendError as err:
         raise SpecError(f"spec.backendFramework: {err}") from None
     ctx = PodContext(graph=graph, platform=platform, backend=backend)
-    desired = {DEPLOYMENT_RESOURCE: render_deployment(ctx, component, name, xr_labels)}
+    lws = uses_lws(component, platform)
+    if lws:
+        desired = render_leaderworkersets(ctx, component, name, xr_labels)
+    else:
+        desired = {DEPLOYMENT_RESOURCE: render_deployment(ctx, component, name, xr_labels)}
+    object_name = name.replace(".", "-")  # the DCD controller names its Service, Ingress and VS after the DCD
     if needs_service(component, ctx.discovery_backend):
         service = render_component_service(graph, component, ctx.discovery_backend)
-        service["metadata"]["name"] = name.replace(".", "-")  # the DCD controller names it after the DCD
+        service["metadata"]["name"] = object_name
         service["metadata"]["labels"][SELECTOR] = name
+        if lws:
+            service["spec"]["selector"] = dict(sorted({**service["spec"]["selector"], ROLE_LABEL: "leader"}.items()))
         desired[SERVICE_RESOURCE] = service
-    if ctx.discovery_backend == "kubernetes" and GRAPH_NAME not in xr_labels:
-        # A standalone DCD: no DGD composes the discovery ServiceAccount its pods run as.
-        desired.update(render_discovery_rbac(graph))
+    desired.update(render_frontend_mesh(graph, component, platform, object_name))
+    if GRAPH_NAME not in xr_labels:
+        # A standalone DCD: no DGD composes what its pods rely on.
+        if ctx.discovery_backend == "kubernetes":
+            desired.update(render_discovery_rbac(graph))
+        if component.model_ref:
+            desired[model_service_name(component.model_ref)] = render_model_service(graph, component.model_ref)
+        if component.multinode:
+            desired[WAIT_LEADER_RESOURCE] = backends.wait_leader_configmap(graph.name, graph.namespace)
     return dict(sorted(desired.items()))
 
 
+def _template_restart_at(obj: dict[str, Any] | None) -> str | None:
+    """``restartAt`` on a Deployment's pod template, or on a LeaderWorkerSet's leader template."""
+    spec = (obj or {}).get("spec") or {}
+    template = spec.get("template") or ((spec.get("leaderWorkerTemplate") or {}).get("leaderTemplate")) or {}
+    return ((template.get("metadata") or {}).get("annotations") or {}).get(RESTART_AT)
+
+
+def _stale_restart(desired: dict[str, Any], observed: dict[str, Any] | None) -> str | None:
+    """Why an observed workload still runs the pods of an earlier restart id (None when it does not)."""
+    want = _template_restart_at(desired)
+    if observed is None or want is None or _template_restart_at(observed) == want:
+        return None
+    return (
+        f"{observed.get('kind')} {(observed.get('metadata') or {}).get('name')} does not carry {RESTART_AT}={want} yet"
+    )
+
+
+def _workload_readiness(
+    desired: dict[str, Any], observed: dict[str, dict[str, Any]], lws: bool
+) -> tuple[Readiness, ReplicaStatus, bool]:
+    """(readiness, replica counts, exists) of the Deployment or the LeaderWorkerSets, against the desired ones."""
+    if lws:
+        keys = sorted(k for k, o in desired.items() if o.get("kind") == LWS_KIND)
+        names = [desired[k]["metadata"]["name"] for k in keys]
+        objs = [observed.get(k) for k in keys]
+        readiness = lws_status.lws_readiness(objs, names)
+        counts = lws_status.lws_replica_status(objs, names)
+        exists = any(o is not None for o in objs) or not keys
+        stale = next((p for k in keys if (p := _stale_restart(desired[k], observed.get(k)))), None)
+    else:
+        got = observed.get(DEPLOYMENT_RESOURCE)
+        readiness = deployment_readiness(got)
+        counts = deployment_replica_status(got, desired[DEPLOYMENT_RESOURCE]["metadata"]["name"])
+        exists = got is not None
+        stale = _stale_restart(desired[DEPLOYMENT_RESOURCE], got)
+    if stale and readiness.ready:
+        readiness = not_ready(stale)
+    return readiness, counts, exists
+
+
 def component_status(
-    graph: Graph, name: str, observed: dict[str, Any] | None, generation: Any
+    graph: Graph,
+    name: str,
+    desired: dict[str, Any],
+    observed: dict[str, dict[str, Any]],
+    generation: Any,
+    lws: bool,
 ) -> tuple[dict[str, Any], list[Condition], bool]:
-    """(status fields, conditions, ready) from the observed Deployment (§3.2 Deployment rule, §3.3)."""
-    if observed is None:
+    """(status fields, conditions, ready) from the observed Deployment or LeaderWorkerSets (§3.2, §3.3)."""
+    readiness, counts, exists = _workload_readiness(desired, observed, lws)
+    what = "the LeaderWorkerSets do" if lws else "the Deployment does"
+    if not exists:
         conditions = [
-            Condition(AVAILABLE, "Unknown", "Reconciling", "the Deployment does not exist yet"),
-            Condition(COMPONENT_READY, "Unknown", "Reconciling", "the Deployment does not exist yet"),
+            Condition(AVAILABLE, "Unknown", "Reconciling", f"{what} not exist yet"),
+            Condition(COMPONENT_READY, "Unknown", "Reconciling", f"{what} not exist yet"),
         ]
         return {}, conditions, False
-    readiness = deployment_readiness(observed)
-    counts = deployment_replica_status(observed, name)
     if readiness.ready:
-        conditions = [
-            Condition(AVAILABLE, "True", "DeploymentReady", "Deployment is ready"),
-            Condition(COMPONENT_READY, "True", "ComponentReady", "component is ready"),
-        ]
+        available = (
+            Condition(AVAILABLE, "True", lws_status.ALL_READY_REASON, lws_status.ALL_READY_MESSAGE)
+            if lws
+            else Condition(AVAILABLE, "True", "DeploymentReady", "Deployment is ready")
+        )
+        conditions = [available, Condition(COMPONENT_READY, "True", "ComponentReady", "component is ready")]
     else:
+        reason = lws_status.NOT_READY_REASON if lws else "DeploymentNotReady"
         conditions = [
-            Condition(AVAILABLE, "False", "DeploymentNotReady", readiness.reason),
+            Condition(AVAILABLE, "False", reason, readiness.reason),
             Condition(COMPONENT_READY, "False", "ComponentNotReady", readiness.reason),
         ]
     status: dict[str, Any] = {}
     if graph.shape == "v1alpha1":
+        status["podSelector"] = {SELECTOR: name}
         status["service"] = counts.as_status(with_component_name=True)
     else:
         status["component"] = counts.as_status(with_component_name=False)
     if isinstance(generation, int) and not isinstance(generation, bool):
         status["observedGeneration"] = generation
     return status, conditions, readiness.ready
+
+
+WORKLOAD_KINDS = frozenset({"Deployment", LWS_KIND})
 
 
 def component_deployment(request: StepRequest) -> StepResponse:
@@ -201,11 +226,12 @@ def component_deployment(request: StepRequest) -> StepResponse:
         desired = render_component(graph, name, platform, xr_labels)
     except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
-    observed = request.observed_resources.get(DEPLOYMENT_RESOURCE)
+    lws = uses_lws(graph.components[0], platform)
     generation = (xr.get("metadata") or {}).get("generation")
-    status, conditions, ready = component_status(graph, name, observed, generation)
+    status, conditions, ready = component_status(graph, name, desired, request.observed_resources, generation, lws)
     resources = {
-        key: DesiredResource(obj, ready=ready if key == DEPLOYMENT_RESOURCE else True) for key, obj in desired.items()
+        key: DesiredResource(obj, ready=ready if obj.get("kind") in WORKLOAD_KINDS else True)
+        for key, obj in desired.items()
     }
     return StepResponse(
         desired_resources=resources,

@@ -9,10 +9,12 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+from rendering import check_resource
 
-from functions.component_step import component_deployment, deployment_strategy
+from functions.component_step import component_deployment
 from functions.manifests import claim_to_xr, dump_documents, find_composition, load_documents
 from functions.pipeline import render
+from functions.render.deployment import deployment_strategy
 from functions.step import StepRequest, StepResponse
 from functions.validation import derive_crds, validate_object
 from server import REPO
@@ -72,11 +74,12 @@ def conditions(xr: dict[str, Any]) -> dict[str, tuple[str, str]]:
 def test_crank_render_equals_in_process_render(path: Path, functions_file: Path, tmp_path: Path) -> None:
     xr, *composed = both_renders(xr_of(path), functions_file, tmp_path)
     kinds = [o["kind"] for o in composed]
-    assert "Deployment" in kinds
+    multinode = "multinode" in xr_of(path)["spec"]
+    assert ("LeaderWorkerSet" in kinds) is multinode and ("Deployment" in kinds) is not multinode
     for obj in composed:
         clean = copy.deepcopy(obj)
         clean["metadata"].pop("ownerReferences", None)
-        kubernetes_validate.validate(clean, "1.33", strict=True)
+        check_resource(clean)
     assert conditions(xr)["Available"] == ("Unknown", "Reconciling")
 
 
@@ -158,13 +161,35 @@ def test_deployment_strategy(annotations: dict[str, str], expected: dict[str, An
     assert deployment_strategy(annotations) == expected
 
 
-def test_multinode_is_a_fatal_naming_the_field() -> None:
+def test_multinode_renders_leaderworkersets_and_podgroups() -> None:
     xr = xr_of(WORKER)
     xr["spec"]["multinode"] = {"nodeCount": 2}
+    xr["spec"]["replicas"] = 2
     rsp = step(xr)
-    assert rsp.fatal
-    assert rsp.results[0].message.startswith("spec.multinode: ")
-    assert "LeaderWorkerSet" in rsp.results[0].message and "not supported yet" in rsp.results[0].message
+    assert not rsp.fatal, rsp.results
+    kinds = {k: r.resource["kind"] for k, r in rsp.desired_resources.items()}
+    assert "deployment" not in kinds
+    assert [k for k, v in kinds.items() if v == "LeaderWorkerSet"] == ["leaderworkerset-0", "leaderworkerset-1"]
+    assert [k for k, v in kinds.items() if v == "PodGroup"] == ["podgroup-0", "podgroup-1"]
+    service = rsp.desired_resources["service"].resource
+    assert service["spec"]["selector"]["role"] == "leader"
+    assert rsp.conditions[0].reason == "Reconciling"
+
+
+def test_multinode_without_lws_is_a_deployment_as_upstream() -> None:
+    xr = xr_of(WORKER)
+    xr["spec"]["multinode"] = {"nodeCount": 2}
+    platform = {
+        "apiVersion": "apiextensions.crossplane.io/v1beta1",
+        "kind": "EnvironmentConfig",
+        "metadata": {"name": "dynamo-platform"},
+        "data": {"orchestrators": {"lws": {"enabled": False}}},
+    }
+    request = StepRequest(input={}, observed_composite=xr, required={"platform": [platform]})
+    rsp = component_deployment(request)
+    assert not rsp.fatal, rsp.results
+    assert rsp.desired_resources["deployment"].resource["kind"] == "Deployment"
+    assert not any(r.resource["kind"] == "LeaderWorkerSet" for r in rsp.desired_resources.values())
 
 
 @pytest.mark.parametrize("ready", [True, False])
@@ -186,6 +211,7 @@ def test_status_from_the_observed_deployment(ready: bool) -> None:
     assert rsp.desired_resources["deployment"].ready is ready
     assert rsp.composite_status == {
         "observedGeneration": 3,
+        "podSelector": {"nvidia.com/selector": "vllm-agg-frontend"},
         "service": {
             "componentKind": "Deployment",
             "componentName": "vllm-agg-frontend",

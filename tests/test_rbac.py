@@ -33,6 +33,9 @@ PLURALS = {
     "VirtualService": "virtualservices",
     "DestinationRule": "destinationrules",
     "InferencePool": "inferencepools",
+    "Deployment": "deployments",
+    "LeaderWorkerSet": "leaderworkersets",
+    "PodGroup": "podgroups",
 }
 MESH_PLATFORM = {
     "apiVersion": "apiextensions.crossplane.io/v1beta1",
@@ -60,25 +63,41 @@ def role_grants() -> dict[tuple[str, str], set[str]]:
     return grants
 
 
+def _without_grove(doc: dict[str, Any]) -> dict[str, Any]:
+    out = yaml.safe_load(yaml.safe_dump(doc))
+    out["metadata"].setdefault("annotations", {})["nvidia.com/enable-grove"] = "false"
+    return out
+
+
+def _rendered_kinds(xr: dict[str, Any], required: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    """Kinds an XR composes, and those its nested DynamoComponentDeployments compose in turn."""
+    compositions = load_documents(REPO / "compositions")
+    try:
+        out = render(xr, find_composition(xr, compositions), required=required).composed
+    except RenderError:
+        return set()  # not supported yet, or invalid as upstream's webhook would say: renders nothing
+    kinds = {(group_of(o["apiVersion"]), o["kind"]) for o in out}
+    for nested in (o for o in out if o["kind"] == "XDynamoComponentDeployment"):
+        kinds |= _rendered_kinds(nested, required)
+    return kinds
+
+
 def composed_kinds() -> set[tuple[str, str]]:
     docs = [load_claim(p) for p in EXAMPLE_CLAIMS] + [d for _, d in corpus_dgds() if d.get("spec")]
     kinds = set()
     for doc in docs:
         doc = yaml.safe_load(yaml.safe_dump(doc))
         doc.setdefault("metadata", {}).setdefault("namespace", "ns")
-        xr = claim_to_xr(doc)
-        composition = find_composition(xr, load_documents(REPO / "compositions"))
         existing = [
             {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": p["name"], "namespace": "ns"}}
             for p in doc["spec"].get("pvcs") or []
             if not p.get("create")
         ]
-        for platform in ([], [MESH_PLATFORM]):
-            try:
-                out = render(xr, composition, required=existing + platform)
-            except RenderError:
-                continue  # not supported yet: renders nothing
-            kinds |= {(group_of(o["apiVersion"]), o["kind"]) for o in out.composed}
+        for variant in (doc, _without_grove(doc)):
+            for platform in ([], [MESH_PLATFORM]):
+                kinds |= _rendered_kinds(claim_to_xr(variant), existing + platform)
+    for path in sorted((REPO / "examples" / "dcd").glob("*.yaml")):
+        kinds |= _rendered_kinds(claim_to_xr(load_claim(path)), [])
     return kinds
 
 

@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import kubernetes_validate
 import pytest
 import yaml
+from rendering import check_resource, package_crds, rendered
 
 from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
-from functions.manifests import claim_to_xr, find_composition, load_documents
-from functions.pipeline import RenderError, render
+from functions.manifests import claim_to_xr, load_documents
+from functions.pipeline import RenderError
 from functions.validation import derive_crds, load_crds, validate_object
 from server import REPO
 from tooling import require_crds, require_shared
 
-KUBERNETES_VERSION = "1.33"  # built-in kinds are checked against this schema bundle
 CORPUS = corpus_dgds()
 
 
@@ -100,53 +98,10 @@ def test_bad_claims_are_rejected_by_the_derived_crd(
     assert any(fragment in str(v) for v in violations), violations
 
 
-def existing_pvcs(claim: dict[str, Any]) -> list[dict[str, Any]]:
-    """The claims a manifest expects to exist already (``create: false``), as the cluster would hold them."""
-    namespace = claim["metadata"].get("namespace", "default")
-    return [
-        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": p["name"], "namespace": namespace}}
-        for p in (claim.get("spec") or {}).get("pvcs") or []
-        if not p.get("create")
-    ]
-
-
-def rendered(claim: dict[str, Any]) -> list[dict[str, Any]]:
-    xr = claim_to_xr(claim)
-    composition = find_composition(xr, load_documents(REPO / "compositions"))
-    return render(xr, composition, required=existing_pvcs(claim)).composed
-
-
-@cache
-def package_crds() -> dict[str, dict[str, Any]]:
-    """kind -> CRD, for every XR and claim kind of the package (every XRD in xrds/)."""
-    return {crd["spec"]["names"]["kind"]: crd for xrd in load_documents(REPO / "xrds") for crd in derive_crds(xrd)}
-
-
-def check_resource(obj: dict[str, Any], grove: dict) -> None:
-    """Custom kinds against their real CRDs (Grove, Istio, GAIE), built-in kinds against kubernetes-validate.
-
-    The package's own kinds (nested composites such as the scaling adapters) against the CRDs
-    Crossplane derives from our XRDs.
-    """
-    group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
-    if group == "nvidia.com":
-        violations = validate_object(obj, package_crds()[obj["kind"]])
-        assert violations == [], "\n".join(map(str, violations))
-        return
-    # Groups outside Grove load their CRD set on use (few corpus documents compose them).
-    crd_sets = {"networking.istio.io": "istio", "inference.networking.k8s.io": "gaie"}
-    if group == "grove.io" or group in crd_sets:
-        crds = grove if group == "grove.io" else load_crds(sorted(require_crds(crd_sets[group]).glob("*.yaml")))
-        violations = validate_object(obj, crds[(group, obj["kind"])])
-        assert violations == [], "\n".join(map(str, violations))
-    else:
-        kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
-
-
 @pytest.mark.parametrize("claim_path", EXAMPLE_CLAIMS, ids=[p.stem for p in EXAMPLE_CLAIMS])
 def test_rendered_example_resources_validate(claim_path: Path, grove_crds: dict) -> None:
     for obj in rendered(load_claim(claim_path)):
-        check_resource(obj, grove_crds)
+        check_resource(obj)
 
 
 def test_rendering_for_grove_validation_catches_a_bad_podcliqueset(grove_crds: dict) -> None:
@@ -156,9 +111,7 @@ def test_rendering_for_grove_validation_catches_a_bad_podcliqueset(grove_crds: d
 
 
 # Features that need later work end in a Fatal result naming the field (README "Not supported yet").
-NOT_SUPPORTED_YET = re.compile(
-    r"(gpuMemoryService|failover|checkpoint): not supported yet|nvidia.com/enable-grove\]: the component pathway"
-)
+NOT_SUPPORTED_YET = re.compile(r"(gpuMemoryService|failover|checkpoint): not supported yet")
 
 
 @pytest.mark.parametrize(("doc_id", "doc"), CORPUS, ids=[c[0] for c in CORPUS])
@@ -175,9 +128,10 @@ def test_corpus_dgds_render_to_valid_resources(doc_id: str, doc: dict[str, Any],
     except RenderError as err:
         assert NOT_SUPPORTED_YET.search(str(err)), str(err)
         return
-    assert any(o["kind"] == "PodCliqueSet" for o in objects)
+    grove = (doc["metadata"].get("annotations") or {}).get("nvidia.com/enable-grove", "").lower() != "false"
+    assert any(o["kind"] == ("PodCliqueSet" if grove else "XDynamoComponentDeployment") for o in objects)
     for obj in objects:
-        check_resource(obj, grove_crds)
+        check_resource(obj)
 
 
 SCALING_ADAPTERS = sorted((REPO / "examples" / "scaling").glob("adapter*.yaml"))
@@ -197,7 +151,7 @@ def test_rendered_scaling_adapters_validate_against_the_derived_xr_crd(grove_crd
     adapters = [o for o in objects if o["kind"] == "XDynamoGraphDeploymentScalingAdapter"]
     assert len(adapters) == 2
     for obj in adapters:
-        check_resource(obj, grove_crds)
+        check_resource(obj)
 
 
 @pytest.mark.parametrize(

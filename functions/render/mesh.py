@@ -101,11 +101,13 @@ def _metadata(name: str, graph: Graph, labels: dict[str, str] | None = None, **m
     return meta
 
 
-def render_ingress(graph: Graph, component: Component, spec: IngressSpec) -> dict[str, Any] | None:
-    """The frontend's Ingress, or None when the spec is disabled or names no class."""
+def render_ingress(
+    graph: Graph, component: Component, spec: IngressSpec, name: str | None = None
+) -> dict[str, Any] | None:
+    """The frontend's Ingress (named after its Service), or None when the spec is disabled or names no class."""
     if not spec.enabled or not spec.class_name:
         return None
-    name = service_name(graph, component)
+    name = name or service_name(graph, component)
     host = ingress_host(spec)
     path = {
         "path": "/",
@@ -129,12 +131,12 @@ def render_ingress(graph: Graph, component: Component, spec: IngressSpec) -> dic
 
 
 def render_virtual_service(
-    graph: Graph, component: Component, spec: IngressSpec, platform: PlatformConfig
+    graph: Graph, component: Component, spec: IngressSpec, platform: PlatformConfig, name: str | None = None
 ) -> dict[str, Any] | None:
     """The frontend's Istio VirtualService, when the platform has a gateway and the spec is VS-enabled."""
     if not platform.ingress.virtualServiceGateway or not spec.virtual_service_enabled:
         return None
-    name = service_name(graph, component)
+    name = name or service_name(graph, component)
     route = {"destination": {"host": name, "port": {"number": FRONTEND_PORT}}}
     return {
         "apiVersion": ISTIO_API_VERSION,
@@ -220,15 +222,27 @@ def render_destination_rule(graph: Graph, epp: Component, platform: PlatformConf
     }
 
 
-def render_mesh(graph: Graph, platform: PlatformConfig) -> dict[str, dict[str, Any]]:
-    """Composed resource name -> object for every networking child of the graph."""
+def render_frontend_mesh(
+    graph: Graph, component: Component, platform: PlatformConfig, name: str | None = None
+) -> dict[str, dict[str, Any]]:
+    """A frontend's Ingress and VirtualService (either may be absent), named ``name`` or after its Service."""
+    if component.component_type != "frontend":
+        return {}
+    spec = component.ingress if component.ingress is not None else default_ingress(graph, platform)
+    desired = {
+        ingress_resource_name(component.key): render_ingress(graph, component, spec, name),
+        virtual_service_resource_name(component.key): render_virtual_service(graph, component, spec, platform, name),
+    }
+    return {k: v for k, v in desired.items() if v is not None}
+
+
+def render_mesh(graph: Graph, platform: PlatformConfig, *, frontend: bool = True) -> dict[str, dict[str, Any]]:
+    """Composed resource name -> object for every networking child of the graph; ``frontend=False`` leaves
+    the frontend's Ingress and VirtualService out (on the component pathway its DCD composes them)."""
     desired: dict[str, dict[str, Any] | None] = {}
-    for component in graph.components:
-        if component.component_type != "frontend":
-            continue
-        spec = component.ingress if component.ingress is not None else default_ingress(graph, platform)
-        desired[ingress_resource_name(component.key)] = render_ingress(graph, component, spec)
-        desired[virtual_service_resource_name(component.key)] = render_virtual_service(graph, component, spec, platform)
+    if frontend:
+        for component in graph.components:
+            desired.update(render_frontend_mesh(graph, component, platform))
     epp = epp_component(graph)
     if epp is not None:
         desired[CONFIGMAP_RESOURCE] = render_epp_configmap(graph, epp)

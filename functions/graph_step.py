@@ -13,6 +13,7 @@ from functions.api.platform import (
     PlatformConfigError,
     platform_config,
 )
+from functions.graph_components import render_components
 from functions.render import backends
 from functions.render.grove import render_podcliqueset
 from functions.render.mesh import render_mesh
@@ -46,17 +47,28 @@ def service_resource_name(component_key: str) -> str:
     return f"service-{component_key}"
 
 
-def _check_supported(graph: Graph, platform: PlatformConfig) -> None:
-    if graph.metadata_annotations.get(ENABLE_GROVE_ANNOTATION, "").lower() == "false" or not platform.grove_enabled:
-        where = (
-            f"metadata.annotations[{ENABLE_GROVE_ANNOTATION}]"
-            if graph.metadata_annotations.get(ENABLE_GROVE_ANNOTATION, "").lower() == "false"
-            else "EnvironmentConfig/dynamo-platform data.orchestrators.grove.enabled"
-        )
-        raise SpecError(f"{where}: the component pathway (without Grove) is not supported yet")
+def uses_grove(graph: Graph, platform: PlatformConfig) -> bool:
+    """Upstream's pathway choice (§1.1): Grove unless the DGD opts out or the platform has no Grove."""
+    return graph.metadata_annotations.get(ENABLE_GROVE_ANNOTATION, "").lower() != "false" and platform.grove_enabled
+
+
+def _check_supported(graph: Graph) -> None:
     for component in graph.components:
         for path in component.unsupported:
             raise SpecError(f"{path}: not supported yet by function-dynamo")
+
+
+def check_component_pathway_fields(graph: Graph) -> None:
+    """Fields only the Grove pathway renders are rejected without it (upstream webhook, §5.6 rule 4)."""
+    kind = "services" if graph.shape == "v1alpha1" else "components"
+    if graph.priority_class_name:
+        raise SpecError("spec.priorityClassName: allowed only on the Grove pathway (this graph does not use Grove)")
+    for component in graph.components:
+        if component.min_available is not None:
+            raise SpecError(
+                f"spec.{kind}.{component.name}.minAvailable: allowed only on the Grove pathway "
+                "(this graph does not use Grove)"
+            )
 
 
 def _check_grove_names(graph: Graph) -> None:
@@ -83,7 +95,7 @@ def _backends(graph: Graph) -> dict[str, str]:
 
 def render_graph(graph: Graph, platform: PlatformConfig) -> dict[str, dict[str, Any]]:
     """Composed resource name -> object for the Grove pathway."""
-    _check_supported(graph, platform)
+    _check_supported(graph)
     _check_grove_names(graph)
     ctx = PodContext(graph=graph, platform=platform)
     desired: dict[str, dict[str, Any]] = {PCS_RESOURCE: render_podcliqueset(ctx, _backends(graph))}
@@ -92,15 +104,24 @@ def render_graph(graph: Graph, platform: PlatformConfig) -> dict[str, dict[str, 
             desired[service_resource_name(component.key)] = render_component_service(
                 graph, component, ctx.discovery_backend
             )
+    desired.update(render_graph_shared(graph, platform, frontend_mesh=True))
+    return dict(sorted(desired.items()))
+
+
+def render_graph_shared(graph: Graph, platform: PlatformConfig, *, frontend_mesh: bool) -> dict[str, dict[str, Any]]:
+    """What the DGD itself composes on either pathway: discovery RBAC, model Services, the wait-for-leader
+    ConfigMap, EPP resources (and, on the Grove pathway, the frontend Ingress/VirtualService), adapters."""
+    ctx = PodContext(graph=graph, platform=platform)
+    desired: dict[str, dict[str, Any]] = {}
     if ctx.discovery_backend == "kubernetes":
         desired.update(render_discovery_rbac(graph))
     for model in sorted({c.model_ref for c in graph.components if c.model_ref}):
         desired[model_service_name(model)] = render_model_service(graph, model)
     if any(c.multinode for c in graph.components):
         desired[WAIT_LEADER_RESOURCE] = backends.wait_leader_configmap(graph.name, graph.namespace)
-    desired.update(render_mesh(graph, platform))
+    desired.update(render_mesh(graph, platform, frontend=frontend_mesh))
     desired.update(render_scaling_adapters(graph))
-    return dict(sorted(desired.items()))
+    return desired
 
 
 def _storage(request: StepRequest, graph: Graph) -> tuple[dict[str, Any], dict[str, ResourceSelector]]:
@@ -130,12 +151,22 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
         graph = with_adapter_replicas(graph, request.observed_resources)  # the adapters own their replicas
         check_annotations(graph)
         pvcs, lookups = _storage(request, graph)
-        desired = {**pvcs, **render_graph(graph, platform)}
-        lookups.update(stamp_restart(request, graph, desired[PCS_RESOURCE], PCS_RESOURCE))
+        status = None
+        if uses_grove(graph, platform):
+            desired = {**pvcs, **render_graph(graph, platform)}
+            lookups.update(stamp_restart(request, graph, desired[PCS_RESOURCE], PCS_RESOURCE))
+        else:
+            _check_supported(graph)
+            check_component_pathway_fields(graph)
+            _backends(graph)
+            rendered = render_components(request, graph, platform)
+            desired = {**pvcs, **rendered.desired, **render_graph_shared(graph, platform, frontend_mesh=False)}
+            status = rendered.status
     except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     return StepResponse(
         desired_resources={name: DesiredResource(obj) for name, obj in sorted(desired.items())},
+        composite_status=status,
         conditions=[deprecation_condition(request.observed_composite)],
         requirements=lookups,
     )

@@ -19,9 +19,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.api.graph import Graph, SpecError
-from functions.api.normalise import graph_from_xr
+from functions.api.normalise import claimed_object, graph_from_xr
+from functions.graph_components import current_dcds
+from functions.render.component_pathway import raw_components, worker_hash
 from functions.render.grove import GROVE_API_VERSION
-from functions.status.conditions import graph_ready_condition, topology_condition, topology_warning
+from functions.render.rolling_update import IN_PROGRESS
+from functions.status.component_restart import component_restart_status
+from functions.status.components import (
+    component_statuses_from_dcds,
+    dcd_readiness,
+    dcd_verdict_name,
+    is_dcd,
+    rolling_update_phase,
+)
+from functions.status.conditions import (
+    ROLLING_UPDATE_CONDITION,
+    graph_ready_condition,
+    topology_condition,
+    topology_warning,
+)
 from functions.status.graph import (
     PCSG_REQUIREMENT,
     PODCLIQUE_REQUIREMENT,
@@ -35,7 +51,7 @@ from functions.status.graph import (
 from functions.status.health import composed_readiness
 from functions.status.input import InputError, parse_status_input
 from functions.status.readiness import MISSING, Readiness
-from functions.status.restart import RESTARTING, restart_status
+from functions.status.restart import RESTARTING, RestartStatus, restart_status
 from functions.step import (
     Condition,
     DesiredResource,
@@ -78,10 +94,23 @@ def _verdicts(request: StepRequest, components: tuple[ComponentStatus, ...]) -> 
         observed = request.observed_resources.get(resource)
         if _is_podcliqueset(desired):
             readiness = MISSING if observed is None else podcliqueset_readiness(components)
+        elif is_dcd(desired):
+            out.append(Verdict(resource, dcd_verdict_name(desired), dcd_readiness(observed)))
+            continue
         else:
             readiness = composed_readiness(desired, observed)
         out.append(Verdict(resource, _object_name(resource, desired, observed), readiness))
     return out
+
+
+def _component_pathway(request: StepRequest, graph: Graph) -> tuple[tuple[ComponentStatus, ...], RestartStatus | None]:
+    """Per-component statuses and the next restart status from the DCDs the render step composed."""
+    xr = request.observed_composite
+    hash8 = worker_hash(graph, raw_components(graph, claimed_object(xr, "DynamoGraphDeployment").spec))
+    components = component_statuses_from_dcds(graph, request.desired_resources, request.observed_resources, hash8)
+    current = current_dcds(graph, hash8, request.observed_resources)
+    rolling = rolling_update_phase(request.desired_composite) == IN_PROGRESS
+    return components, component_restart_status(xr, graph, current, rolling)
 
 
 def _topology(graph: Graph, request: StepRequest, pcs_resource: str | None) -> tuple[list[Condition], list[Result]]:
@@ -115,13 +144,21 @@ def graph_status(request: StepRequest) -> StepResponse:
         podcliques = request.required.get(PODCLIQUE_REQUIREMENT, [])
         pcsgs = request.required.get(PCSG_REQUIREMENT, [])
         components = component_statuses(graph, pcs_name, podcliques, pcsgs)
+        restart = restart_status(request.observed_composite, graph, observed_pcs, components)
+    elif any(is_dcd(o) for o in request.desired_resources.values()):
+        try:
+            components, restart = _component_pathway(request, graph)
+        except SpecError as err:
+            return fatal(str(err), reason="InvalidSpec")
+    else:
+        restart = restart_status(request.observed_composite, graph, None, components)
 
     verdicts = _verdicts(request, components)
-    all_ready = all(v.readiness.ready for v in verdicts)
+    rolling_update = rolling_update_phase(request.desired_composite) == IN_PROGRESS
+    all_ready = all(v.readiness.ready for v in verdicts) and not rolling_update
     generation = (request.observed_composite.get("metadata") or {}).get("generation")
     topology_conditions, results = _topology(graph, request, pcs[0] if pcs else None)
     status = xr_status(graph, all_ready, components, generation)
-    restart = restart_status(request.observed_composite, graph, observed_pcs, components)
     if restart is not None:
         status["restart"] = restart.as_status()
     restarting = restart is not None and restart.phase == RESTARTING
@@ -136,7 +173,9 @@ def graph_status(request: StepRequest) -> StepResponse:
         composite_ready=True if all_ready else None,
         results=results,
         conditions=[
-            graph_ready_condition((v.name, v.readiness.reason) for v in verdicts if not v.readiness.ready),
+            ROLLING_UPDATE_CONDITION
+            if rolling_update
+            else graph_ready_condition((v.name, v.readiness.reason) for v in verdicts if not v.readiness.ready),
             *topology_conditions,
         ],
         requirements=requirements,

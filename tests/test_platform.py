@@ -78,15 +78,16 @@ def test_kai_scheduler_sets_scheduler_and_queue_label() -> None:
         assert clique["labels"]["kai.scheduler/queue"] == "team-a"
 
 
-def test_grove_disabled_is_a_fatal_naming_the_setting() -> None:
+def test_grove_disabled_selects_the_component_pathway() -> None:
     request = StepRequest(
         input={},
         observed_composite=claim_to_xr(CLAIM),
         required={"platform": [env_config({"orchestrators": {"grove": {"enabled": False}}})]},
     )
-    (result,) = render_graph_deployment(request).results
-    assert result.severity == "fatal"
-    assert "data.orchestrators.grove.enabled: the component pathway" in result.message
+    rsp = render_graph_deployment(request)
+    assert not rsp.results
+    kinds = {r.resource["kind"] for r in rsp.desired_resources.values()}
+    assert "XDynamoComponentDeployment" in kinds and "PodCliqueSet" not in kinds
 
 
 def test_bad_config_is_a_fatal_naming_the_field() -> None:

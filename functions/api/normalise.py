@@ -19,6 +19,10 @@ from functions.api.graph import Graph, SpecError, json_copy
 
 CLAIM_NAME_LABEL = "crossplane.io/claim-name"
 CLAIM_NAMESPACE_LABEL = "crossplane.io/claim-namespace"
+# A composite composed by another (a DCD by its DGD) has no claim; these name the object it stands for.
+# Crossplane would overwrite claim labels with the parent's claim, so annotations carry them.
+COMPOSED_NAME_ANNOTATION = "dynamo.fn.crossplane.io/claim-name"
+COMPOSED_NAMESPACE_ANNOTATION = "dynamo.fn.crossplane.io/claim-namespace"
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
@@ -94,7 +98,8 @@ class ClaimedObject:
 
 
 def claimed_object(xr: dict[str, Any], kind: str, *, string_annotations: bool = False) -> ClaimedObject:
-    """The claim's name and namespace (claimRef, claim labels, then metadata), each checked; raises ``SpecError``."""
+    """The claim's name and namespace (claimRef, the composed-identity annotations, claim labels, then metadata),
+    each checked; raises ``SpecError``."""
     metadata = _object(xr.get("metadata"), "metadata")
     raw_spec = _object(xr.get("spec"), "spec")
     claim = _object(raw_spec.get("claimRef"), "spec.claimRef")
@@ -107,6 +112,7 @@ def claimed_object(xr: dict[str, Any], kind: str, *, string_annotations: bool = 
     name = _identity(
         (
             (claim, "name", "spec.claimRef.name"),
+            (annotations, COMPOSED_NAME_ANNOTATION, f"metadata.annotations[{COMPOSED_NAME_ANNOTATION}]"),
             (labels, CLAIM_NAME_LABEL, f"metadata.labels[{CLAIM_NAME_LABEL}]"),
             (metadata, "name", "metadata.name"),
         ),
@@ -116,6 +122,7 @@ def claimed_object(xr: dict[str, Any], kind: str, *, string_annotations: bool = 
     namespace = _identity(
         (
             (claim, "namespace", "spec.claimRef.namespace"),
+            (annotations, COMPOSED_NAMESPACE_ANNOTATION, f"metadata.annotations[{COMPOSED_NAMESPACE_ANNOTATION}]"),
             (labels, CLAIM_NAMESPACE_LABEL, f"metadata.labels[{CLAIM_NAMESPACE_LABEL}]"),
             (metadata, "namespace", "metadata.namespace"),
         ),

@@ -102,6 +102,11 @@ class PlatformConfig(_Config):
         return self.orchestrators.grove.enabled is not False
 
     @property
+    def lws_enabled(self) -> bool:
+        """LeaderWorkerSet is usable only together with Volcano (upstream); unset means installed."""
+        return self.orchestrators.lws.enabled is not False and self.orchestrators.volcanoScheduler.enabled is not False
+
+    @property
     def kai_enabled(self) -> bool:
         return self.orchestrators.kaiScheduler.enabled is True
 

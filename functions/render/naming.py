@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from functions.api.graph import Component, Graph
+from functions.api.graph import Component, Graph, SpecError
+from functions.api.normalise import DNS1123_SUBDOMAIN
 
 GLOBAL_DYNAMO_NAMESPACE = "dynamo"
 
@@ -59,3 +60,21 @@ def clique_names(component: Component) -> tuple[str, ...]:
 def discovery_service_account(graph: Graph) -> str:
     """The per-DGD ServiceAccount for Kubernetes discovery; its Role and RoleBinding add suffixes."""
     return f"{graph.name}-k8s-service-discovery"
+
+
+MAX_OBJECT_NAME = 253
+
+
+def namespaced_name(graph: Graph, name: str, what: str, path: str) -> str:
+    """``{namespace}.{name}``: the name of a cluster-scoped composite a DGD composes for one of its components.
+
+    Upstream's namespaced object of that name would collide between two namespaces holding DGDs of the
+    same name. Raises ``SpecError`` at ``path`` when the result is not a valid object name.
+    """
+    qualified = f"{graph.namespace}.{name}"
+    if len(qualified) > MAX_OBJECT_NAME or not DNS1123_SUBDOMAIN.match(qualified):
+        raise SpecError(
+            f"{path}: the {what}'s name {qualified!r} is not a valid object name "
+            f"(a lowercase RFC 1123 subdomain of at most {MAX_OBJECT_NAME} characters)"
+        )
+    return qualified

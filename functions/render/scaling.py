@@ -17,18 +17,15 @@ name (upstream's examples all use fixed names).
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any
 
-from functions.api.graph import Component, Graph, SpecError
+from functions.api.graph import Component, Graph
 from functions.render.labels import COMPONENT, GRAPH_NAME
-from functions.render.naming import component_resource_name
+from functions.render.naming import component_resource_name, namespaced_name
 
 ADAPTER_API_VERSION = "nvidia.com/v1beta1"
 ADAPTER_KIND = "XDynamoGraphDeploymentScalingAdapter"
 RESOURCE_PREFIX = "scaling-adapter-"
-MAX_NAME = 253
-DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 def adapter_resource_name(component: Component) -> str:
@@ -38,7 +35,9 @@ def adapter_resource_name(component: Component) -> str:
 
 def adapter_name(graph: Graph, component: Component) -> str:
     """``{namespace}.{dgd}-{lower(component)}``: upstream's DGDSA name, qualified by the namespace."""
-    return f"{graph.namespace}.{component_resource_name(graph, component)}"
+    return namespaced_name(
+        graph, component_resource_name(graph, component), "scaling adapter", _component_path(graph, component)
+    )
 
 
 def adapter_selector(graph_name: str, component_name: str) -> str:
@@ -84,11 +83,6 @@ def _component_path(graph: Graph, component: Component) -> str:
 
 def render_scaling_adapter(graph: Graph, component: Component) -> dict[str, Any]:
     name = adapter_name(graph, component)
-    if len(name) > MAX_NAME or not DNS1123_SUBDOMAIN.match(name):
-        raise SpecError(
-            f"{_component_path(graph, component)}: the scaling adapter's name {name!r} is not a valid object name "
-            f"(a lowercase RFC 1123 subdomain of at most {MAX_NAME} characters)"
-        )
     return {
         "apiVersion": ADAPTER_API_VERSION,
         "kind": ADAPTER_KIND,

@@ -17,6 +17,10 @@ READY_CONDITION = "DynamoGraphReady"
 ALL_READY_REASON = "all_resources_are_ready"
 ALL_READY_MESSAGE = "All resources are ready"
 NOT_READY_REASON = "some_resources_are_not_ready"
+ROLLING_UPDATE_REASON = "rolling_update_in_progress"
+ROLLING_UPDATE_CONDITION = Condition(
+    READY_CONDITION, "False", ROLLING_UPDATE_REASON, "A managed rolling update of the workers is in progress"
+)
 
 TOPOLOGY_CONDITION = "TopologyLevelsAvailable"
 GROVE_TOPOLOGY_CONDITION = "TopologyLevelsUnavailable"  # on the PodCliqueSet, set by Grove

@@ -1,0 +1,97 @@
+"""The render step's component pathway: a DGD's XDynamoComponentDeployments, with restart and rolling update.
+
+Ties the pure parts together against what Crossplane observed: the DCDs of the current worker hash
+(``functions.render.component_pathway``), the old ones a managed rolling update keeps for now
+(``functions.render.rolling_update``) and the restart id each DCD carries
+(``functions.status.component_restart``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from functions.api.graph import Component, Graph, SpecError
+from functions.api.normalise import claimed_object
+from functions.api.platform import PlatformConfig
+from functions.render.component_pathway import (
+    dcd_resource_name,
+    dcd_spec,
+    raw_components,
+    render_component_deployment,
+    worker_hash,
+)
+from functions.render.labels import COMPONENT
+from functions.render.restart import restart_targets
+from functions.render.rolling_update import old_dcd, plan_rolling_update, rolling_update_status
+from functions.status.component_restart import component_restart_status, dcd_restart_at
+from functions.status.restart import restart_request
+from functions.step import StepRequest
+
+ROLLING_UPDATE_STATUS = "rollingUpdate"
+
+
+@dataclass(frozen=True)
+class RenderedComponents:
+    desired: dict[str, dict[str, Any]]
+    status: dict[str, Any] | None  # status fields the render step owns (rollingUpdate)
+
+
+def check_multinode(graph: Graph, platform: PlatformConfig) -> None:
+    """Multinode components need LeaderWorkerSet (with Volcano) when Grove is not used (§1.1)."""
+    if platform.lws_enabled:
+        return
+    for component in graph.components:
+        if component.multinode:
+            kind = "services" if graph.shape == "v1alpha1" else "components"
+            raise SpecError(
+                f"spec.{kind}.{component.name}.multinode: no multinode orchestrator available: this graph does not "
+                "use Grove, and LeaderWorkerSet needs EnvironmentConfig/dynamo-platform "
+                "data.orchestrators.lws.enabled and .volcanoScheduler.enabled not false"
+            )
+
+
+def current_dcds(graph: Graph, hash8: str, observed: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
+    """Component name -> its observed DCD of the current worker hash (None when not created yet)."""
+    return {c.name: observed.get(dcd_resource_name(c, hash8)) for c in graph.components}
+
+
+def _previous_restart_at(component: Component, current: dict[str, Any] | None, observed: dict[str, Any]) -> str | None:
+    """The restart id the component's pods run with: from its current DCD, else from an older one."""
+    value = dcd_restart_at(current)
+    if value is not None:
+        return value
+    for _, obj in sorted(observed.items()):
+        if ((obj.get("metadata") or {}).get("labels") or {}).get(COMPONENT) == component.name:
+            value = dcd_restart_at(obj)
+            if value is not None:
+                return value
+    return None
+
+
+def render_components(request: StepRequest, graph: Graph, platform: PlatformConfig) -> RenderedComponents:
+    """Composed resource name -> object: one DCD per component, plus the old DCDs a rolling update keeps."""
+    check_multinode(graph, platform)
+    xr = request.observed_composite
+    observed = request.observed_resources
+    raw = raw_components(graph, claimed_object(xr, "DynamoGraphDeployment").spec)
+    hash8 = worker_hash(graph, raw)
+    plan = plan_rolling_update(graph, hash8, observed)
+    current = current_dcds(graph, hash8, observed)
+    restart = component_restart_status(xr, graph, current, plan.in_progress)
+    restart_id, targets = restart_targets(restart_request(xr), restart, (c.name for c in graph.components))
+    desired: dict[str, dict[str, Any]] = {}
+    for component in graph.components:
+        restart_at = (
+            restart_id
+            if component.name in targets
+            else _previous_restart_at(component, current[component.name], observed)
+        )
+        replicas = plan.new_replicas.get(component.name, component.replicas)
+        spec = dcd_spec(graph, component, raw.get(component.name, {}), hash8, replicas, restart_at)
+        desired[dcd_resource_name(component, hash8)] = render_component_deployment(graph, component, hash8, spec)
+    for resource, (obj, replicas) in plan.old.items():
+        desired[resource] = old_dcd(obj, replicas)
+    previous = ((xr.get("status") or {}).get(ROLLING_UPDATE_STATUS)) or None
+    rolling = rolling_update_status(graph, plan, previous)
+    return RenderedComponents(desired, {ROLLING_UPDATE_STATUS: rolling} if rolling else None)

@@ -171,3 +171,21 @@ def add_webhook_rules(spec: dict[str, Any]) -> None:
     for rule in RULES:
         node = node_at(spec, rule.at)
         node["x-kubernetes-validations"] = [*node.get("x-kubernetes-validations", []), rule.as_validation()]
+
+
+# A DCD spec is one service (§5.3): the shared validator's per-service rules apply at its root, and
+# its backendFramework is immutable as the DGD's.
+DCD_RULE_PLACES: dict[tuple[str, ...], tuple[str, ...]] = {SERVICE: SPEC, VOLUME_MOUNT: ("volumeMounts", "[]")}
+DCD_SPEC_RULES = ("backend-framework-immutable",)
+
+
+def dcd_rules() -> list[Rule]:
+    """The DGD rules that apply to a DynamoComponentDeployment spec, moved to where they sit in its schema."""
+    out = [Rule(r.id, DCD_RULE_PLACES[r.at], r.rule, r.message) for r in RULES if r.at in DCD_RULE_PLACES]
+    return [*out, *(r for r in RULES if r.id in DCD_SPEC_RULES)]
+
+
+def add_dcd_webhook_rules(spec: dict[str, Any]) -> None:
+    for rule in dcd_rules():
+        node = node_at(spec, rule.at)
+        node["x-kubernetes-validations"] = [*node.get("x-kubernetes-validations", []), rule.as_validation()]

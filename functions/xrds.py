@@ -17,7 +17,7 @@ from functions.api.fields import cel
 from functions.api.kube_catalog import kube_catalog
 from functions.schema import UnionReport, openapi_for_model, union_schemas
 from functions.xrd_builder import GROUP, legacy_xrd
-from functions.xrd_rules import add_webhook_rules
+from functions.xrd_rules import add_dcd_webhook_rules, add_webhook_rules
 
 DGD_XRD_NAME = f"xdynamographdeployments.{GROUP}"
 DGD_COMPOSITION_NAME = f"dynamographdeployments.{GROUP}"
@@ -264,6 +264,7 @@ def dcd_status_schema(upstream_dir: Path | None = None) -> dict[str, Any]:
 
 def dcd_xrd(upstream_dir: Path | None = None) -> dict[str, Any]:
     spec, _ = dcd_spec_schema(upstream_dir)
+    add_dcd_webhook_rules(spec)
     schema = {
         "openAPIV3Schema": {
             "type": "object",

@@ -252,3 +252,42 @@ def test_mixed_shapes_are_rejected_by_the_claim_crd() -> None:
     doc["spec"]["componentType"] = "worker"  # a v1alpha1 field next to v1beta1's
     messages = [str(v) for v in validate_object(doc, _claim_crd())]
     assert any("spec mixes v1alpha1 fields" in m for m in messages), messages
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        ({"ingress": {"enabled": True}}, "ingress.host is required when ingress is enabled"),
+        ({"volumeMounts": [{"name": "cache"}]}, "mountPoint is required unless useAsCompilationCache is set"),
+        ({"componentType": "epp", "replicas": 2}, "an epp component runs exactly one replica"),
+        (
+            {"annotations": {"nvidia.com/vllm-distributed-executor-backend": "mpi"}},
+            "annotation nvidia.com/vllm-distributed-executor-backend must be mp or ray",
+        ),
+    ],
+)
+def test_the_shared_service_rules_guard_a_dcd_spec(change: dict[str, Any], fragment: str) -> None:
+    """Upstream's DCD webhook runs the DGD's per-service rules on the DCD spec (§5.3), here as XRD CEL."""
+    crds = {
+        crd["spec"]["names"]["kind"]: crd
+        for crd in derive_crds(load_documents(REPO / "xrds" / "dynamocomponentdeployments.yaml")[0])
+    }
+    claim = load_documents(FRONTEND)[0]
+    assert validate_object(claim, crds["DynamoComponentDeployment"]) == []
+    bad = copy.deepcopy(claim)
+    bad["spec"].update(change)
+    violations = validate_object(bad, crds["DynamoComponentDeployment"])
+    assert any(fragment in str(v) for v in violations), violations
+
+
+def test_a_dcd_backend_framework_is_immutable() -> None:
+    crds = {
+        crd["spec"]["names"]["kind"]: crd
+        for crd in derive_crds(load_documents(REPO / "xrds" / "dynamocomponentdeployments.yaml")[0])
+    }
+    old = load_documents(WORKER)[0]
+    new = copy.deepcopy(old)
+    new["spec"]["backendFramework"] = "sglang"
+    violations = validate_object(new, crds["DynamoComponentDeployment"], old=old)
+    assert any("spec.backendFramework is immutable" in str(v) for v in violations), violations
+    assert validate_object(old, crds["DynamoComponentDeployment"], old=old) == []

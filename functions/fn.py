@@ -137,8 +137,12 @@ def apply_step_response(rsp: fnv1.RunFunctionResponse, result: StepResponse) -> 
         if desired.ready is not None:
             target.ready = fnv1.READY_TRUE if desired.ready else fnv1.READY_FALSE
     if result.composite_status is not None:
-        status = rsp.desired.composite.resource.get_or_create_struct("status")
-        dict_to_struct(status, result.composite_status)
+        # Top-level status fields merge: an earlier step's fields (the render step's rollingUpdate)
+        # survive a later step that writes others.
+        fields = rsp.desired.composite.resource.get_or_create_struct("status").fields
+        for key, value in result.composite_status.items():
+            fields[key].Clear()  # _to_value fills an empty value; a field written again is replaced whole
+            _to_value(fields[key], value)
     if result.composite_ready is not None:
         rsp.desired.composite.ready = fnv1.READY_TRUE if result.composite_ready else fnv1.READY_FALSE
     for cond in result.conditions:

@@ -14,7 +14,9 @@ from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
 from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
 from google.protobuf import json_format
 
+from functions.fn import apply_step_response, struct_to_dict
 from functions.manifests import claim_to_xr
+from functions.step import StepResponse
 from server import REPO, free_port, serving
 
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
@@ -227,3 +229,13 @@ def test_mtls_rejects_a_client_certificate_from_another_ca(tmp_path: Path) -> No
         for creds in (forged, no_client_cert):
             with grpc.secure_channel(addr, creds) as channel, pytest.raises(grpc.RpcError):
                 grpcv1.FunctionRunnerServiceStub(channel).RunFunction(request(XR, INPUT), timeout=5)
+
+
+def test_a_step_status_merges_with_an_earlier_steps_status() -> None:
+    """The render step's status.rollingUpdate survives the status step, which writes other fields;
+    a field written again is replaced whole (lists are not appended to)."""
+    rsp = fnv1.RunFunctionResponse()
+    apply_step_response(rsp, StepResponse(composite_status={"rollingUpdate": {"phase": "InProgress"}, "xs": [1, 2]}))
+    apply_step_response(rsp, StepResponse(composite_status={"state": "pending", "xs": [3]}))
+    status = struct_to_dict(rsp.desired.composite.resource)["status"]
+    assert status == {"rollingUpdate": {"phase": "InProgress"}, "state": "pending", "xs": [3]}

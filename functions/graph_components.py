@@ -14,7 +14,9 @@ from typing import Any
 from functions.api.graph import Component, Graph, SpecError
 from functions.api.normalise import claimed_object
 from functions.api.platform import PlatformConfig
+from functions.component_step import dcd_graph, render_component
 from functions.render.component_pathway import (
+    component_path,
     dcd_resource_name,
     dcd_spec,
     raw_components,
@@ -35,6 +37,21 @@ ROLLING_UPDATE_STATUS = "rollingUpdate"
 class RenderedComponents:
     desired: dict[str, dict[str, Any]]
     status: dict[str, Any] | None  # status fields the render step owns (rollingUpdate)
+    warnings: tuple[str, ...] = ()  # DCDs whose own step will refuse them
+
+
+def dcd_problem(dcd: dict[str, Any], platform: PlatformConfig) -> str | None:
+    """What the DCD's own step would refuse it for (upstream's render-time checks), if anything.
+
+    The DGD still composes it, as upstream creates a DCD that then fails to reconcile; the DGD's
+    step reports it too, so the reason shows on the graph and not only on the nested composite.
+    """
+    try:
+        graph, name = dcd_graph(dcd)
+        render_component(graph, name, platform, (dcd.get("metadata") or {}).get("labels") or {})
+    except SpecError as err:
+        return str(err)
+    return None
 
 
 def check_multinode(graph: Graph, platform: PlatformConfig) -> None:
@@ -90,8 +107,15 @@ def render_components(request: StepRequest, graph: Graph, platform: PlatformConf
         replicas = plan.new_replicas.get(component.name, component.replicas)
         spec = dcd_spec(graph, component, raw.get(component.name, {}), hash8, replicas, restart_at)
         desired[dcd_resource_name(component, hash8)] = render_component_deployment(graph, component, hash8, spec)
+    warnings = []
+    for component in graph.components:
+        problem = dcd_problem(desired[dcd_resource_name(component, hash8)], platform)
+        if problem:
+            warnings.append(
+                f"{component_path(graph, component)}: its DynamoComponentDeployment cannot render: {problem}"
+            )
     for resource, (obj, replicas) in plan.old.items():
         desired[resource] = old_dcd(obj, replicas)
     previous = ((xr.get("status") or {}).get(ROLLING_UPDATE_STATUS)) or None
     rolling = rolling_update_status(graph, plan, previous)
-    return RenderedComponents(desired, {ROLLING_UPDATE_STATUS: rolling} if rolling else None)
+    return RenderedComponents(desired, {ROLLING_UPDATE_STATUS: rolling} if rolling else None, tuple(warnings))

@@ -36,7 +36,7 @@ from functions.render.storage import (
     render_pvc,
     required_pvc_names,
 )
-from functions.step import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal
+from functions.step import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal
 
 PCS_RESOURCE = "podcliqueset"
 WAIT_LEADER_RESOURCE = "wait-leader-configmap"
@@ -152,6 +152,7 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
         check_annotations(graph)
         pvcs, lookups = _storage(request, graph)
         status = None
+        warnings: tuple[str, ...] = ()
         if uses_grove(graph, platform):
             desired = {**pvcs, **render_graph(graph, platform)}
             lookups.update(stamp_restart(request, graph, desired[PCS_RESOURCE], PCS_RESOURCE))
@@ -162,11 +163,13 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
             rendered = render_components(request, graph, platform)
             desired = {**pvcs, **rendered.desired, **render_graph_shared(graph, platform, frontend_mesh=False)}
             status = rendered.status
+            warnings = rendered.warnings
     except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     return StepResponse(
         desired_resources={name: DesiredResource(obj) for name, obj in sorted(desired.items())},
         composite_status=status,
+        results=[Result("warning", message, "ComponentDeploymentInvalid") for message in warnings],
         conditions=[deprecation_condition(request.observed_composite)],
         requirements=lookups,
     )

@@ -308,3 +308,78 @@ def test_crank_renders_the_nested_dcd_like_the_in_process_render(functions_file:
     out = render(dcd, composition)
     assert dump_documents([out.composite, *out.composed]) == theirs
     assert any(o["kind"] == "Deployment" for o in out.composed)
+
+
+def with_resource_name(obj: dict[str, Any], resource: str) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    out["metadata"].setdefault("annotations", {})["crossplane.io/composition-resource-name"] = resource
+    out["metadata"].setdefault("uid", f"uid-{resource}")
+    return out
+
+
+def crank_equals_in_process(
+    xr: dict[str, Any], observed: dict[str, dict[str, Any]], functions_file: Path, tmp_path: Path
+) -> list[dict[str, Any]]:
+    composition = find_composition(xr, load_documents(REPO / "compositions"))
+    docs = [with_resource_name(o, r) for r, o in sorted(observed.items())]
+    (tmp_path / "xr.yaml").write_text(yaml.safe_dump(xr))
+    (tmp_path / "composition.yaml").write_text(yaml.safe_dump(composition))
+    (tmp_path / "observed.yaml").write_text(yaml.safe_dump_all(docs))
+    theirs = crank_render(
+        str(tmp_path / "xr.yaml"), str(tmp_path / "composition.yaml"), str(functions_file),
+        "-o", str(tmp_path / "observed.yaml"),
+    )  # fmt: skip
+    out = render(xr, composition, docs)
+    ours = dump_documents([out.composite, *out.composed])
+    assert list(yaml.safe_load_all(ours)) == list(yaml.safe_load_all(theirs))
+    assert ours == theirs
+    return list(yaml.safe_load_all(ours))
+
+
+def test_crank_agrees_on_a_ready_graph_and_a_rolling_update(functions_file: Path, tmp_path: Path) -> None:
+    xr = claim_to_xr(load_claim(EXAMPLE))
+    observed = all_observed(render_step(xr, {}))
+    ready_xr, *_ = crank_equals_in_process(xr, observed, functions_file, tmp_path)
+    assert ready_xr["status"]["state"] == "successful"
+
+    changed = copy.deepcopy(xr)
+    changed["spec"]["services"]["VllmDecodeWorker"]["extraPodSpec"]["mainContainer"]["image"] = "v2"
+    rolling_xr, *composed = crank_equals_in_process(changed, observed, functions_file, tmp_path)
+    # the render step's status.rollingUpdate reaches the XR through the status step, in both renders
+    assert rolling_xr["status"]["rollingUpdate"] == {"phase": "InProgress"}
+    assert rolling_xr["status"]["state"] == "pending"
+    decode = [o for o in composed if o["metadata"]["labels"].get("nvidia.com/dynamo-component") == "VllmDecodeWorker"]
+    assert sorted(o["spec"]["replicas"] for o in decode) == [1, 2]
+
+
+def test_an_observed_scaling_adapter_drives_the_dcd_replicas() -> None:
+    claim = without_grove(load_claim(REPO / "examples" / "vllm-autoscaled.yaml"))
+    xr = claim_to_xr(claim)
+    first = render_step(xr, {})
+    adapters = {k: r.resource for k, r in first.desired_resources.items() if k.startswith("scaling-adapter-")}
+    assert adapters
+    key, adapter = sorted(adapters.items())[0]
+    component = adapter["spec"]["dgdRef"]["componentName"]
+    scaled = copy.deepcopy(adapter)
+    scaled["spec"]["replicas"] = 5
+    again = render_step(xr, {key: scaled})
+    (dcd,) = [
+        r.resource
+        for r in again.desired_resources.values()
+        if r.resource["kind"] == "XDynamoComponentDeployment"
+        and r.resource["metadata"]["labels"]["nvidia.com/dynamo-component"] == component
+    ]
+    assert dcd["spec"]["replicas"] == 5
+    assert again.desired_resources[key].resource["spec"]["replicas"] == 5
+
+
+def test_a_dcd_its_step_will_refuse_is_still_composed_and_reported_on_the_graph() -> None:
+    claim = without_grove(load_claim(REPO / "examples" / "sglang-multinode.yaml"))
+    claim["spec"]["services"]["SglangWorker"]["resources"] = {}
+    rsp = render_step(claim_to_xr(claim), {})
+    (warning,) = rsp.results
+    assert warning.severity == "warning"
+    assert warning.message.startswith("spec.services.SglangWorker: its DynamoComponentDeployment cannot render: ")
+    assert "GPU limit" in warning.message
+    assert any(r.resource["spec"].get("serviceName") == "SglangWorker" for r in rsp.desired_resources.values()
+               if r.resource["kind"] == "XDynamoComponentDeployment")  # fmt: skip

@@ -12,7 +12,7 @@ from crossplane.function import logging, runtime
 from functions.bench import bench
 from functions.fn import FunctionRunner
 from functions.manifests import ManifestError, as_xr, dump_documents, find_composition, load_documents
-from functions.pipeline import RenderError, render
+from functions.pipeline import RenderError, render, render_nested
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,6 +85,11 @@ def serve(
 @click.option("-x", "--include-full-xr", is_flag=True, help="Print the XR's spec and metadata too.")
 @click.option("--namespace", default="default", show_default=True, help="Namespace of a claim that has none.")
 @click.option("--print-xr", is_flag=True, help="Only print the XR built from the claim, then stop.")
+@click.option(
+    "--nested",
+    is_flag=True,
+    help="Also render the composites it composes (component deployments, scaling adapters) and print theirs.",
+)
 def render_cmd(
     claim: Path,
     composition: Path,
@@ -94,10 +99,12 @@ def render_cmd(
     include_full_xr: bool,
     namespace: str,
     print_xr: bool,
+    nested: bool,
 ) -> None:
     """Render CLAIM (a claim or an XR) through its Composition's pipeline, in-process.
 
-    Prints the XR and the composed resources like `crossplane render`.
+    Prints the XR and the composed resources like `crossplane render`; with --nested, then each nested
+    composite rendered in turn (its XR, then what it composes).
     """
     try:
         docs = load_documents(claim)
@@ -107,10 +114,12 @@ def render_cmd(
         if print_xr:
             click.echo(dump_documents([xr]), nl=False)
             return
-        comp = find_composition(xr, load_documents(composition))
+        compositions = load_documents(composition)
+        comp = find_composition(xr, compositions)
         observed = load_documents(observed_resources) if observed_resources else []
         required = load_documents(required_resources) if required_resources else []
         out = render(xr, comp, observed, required)
+        children = render_nested(out, compositions, required) if nested else []
     except (ManifestError, RenderError) as err:
         click.echo(f"function-dynamo render: {err}", err=True)
         sys.exit(1)
@@ -118,6 +127,8 @@ def render_cmd(
     if include_full_xr:
         composite = {**composite, "metadata": xr.get("metadata", {}), "spec": xr.get("spec", {})}
     docs_out = [composite, *out.composed, *(out.results if include_function_results else [])]
+    for child in children:
+        docs_out += [child.composite, *child.composed, *(child.results if include_function_results else [])]
     click.echo(dump_documents(docs_out), nl=False)
 
 

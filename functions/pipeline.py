@@ -286,3 +286,31 @@ _CONDITION_STATUS = {
 def as_dict(message: Any) -> dict[str, Any]:
     """A protobuf message as a dict (for debugging output)."""
     return json_format.MessageToDict(message)
+
+
+def composes_kind(compositions: list[dict[str, Any]], obj: dict[str, Any]) -> dict[str, Any] | None:
+    """The Composition whose composite type ``obj`` is (a nested composite), if any."""
+    for comp in compositions:
+        ref = (comp.get("spec") or {}).get("compositeTypeRef") or {}
+        if comp.get("kind") == "Composition" and (ref.get("apiVersion"), ref.get("kind")) == (
+            obj.get("apiVersion"),
+            obj.get("kind"),
+        ):
+            return comp
+    return None
+
+
+def render_nested(
+    out: RenderOutput, compositions: list[dict[str, Any]], required: list[dict[str, Any]] | None = None
+) -> list[RenderOutput]:
+    """Render every nested composite ``out`` composed (DCDs, scaling adapters), depth first, as Crossplane
+    would once it creates them: with the same required resources and nothing observed yet."""
+    rendered: list[RenderOutput] = []
+    for obj in out.composed:
+        comp = composes_kind(compositions, obj)
+        if comp is None:
+            continue
+        child = render(obj, comp, [], required)
+        rendered.append(child)
+        rendered.extend(render_nested(child, compositions, required))
+    return rendered

@@ -133,3 +133,18 @@ def test_composition_for_another_kind_is_refused() -> None:
     comp = {"spec": {"compositeTypeRef": {"apiVersion": "v1", "kind": "Other"}, "mode": "Pipeline"}}
     with pytest.raises(RenderError, match="does not match XR's kind"):
         render({"apiVersion": "v1", "kind": "XThing", "metadata": {"name": "t"}}, comp)
+
+
+def test_render_nested_renders_the_component_deployments_too() -> None:
+    plain = list(yaml.safe_load_all(run_cli("examples/vllm-disagg-no-grove.yaml").stdout))
+    proc = run_cli("examples/vllm-disagg-no-grove.yaml", "--nested")
+    assert proc.returncode == 0, proc.stderr
+    docs = list(yaml.safe_load_all(proc.stdout))
+    assert docs[: len(plain)] == plain  # the graph's own render comes first, unchanged
+    nested = docs[len(plain) :]
+    dcds = [d for d in plain if d["kind"] == "XDynamoComponentDeployment"]
+    deployments = [d for d in nested if d["kind"] == "Deployment"]
+    assert len(deployments) == len(dcds) == 3
+    names = {d["metadata"]["annotations"]["dynamo.fn.crossplane.io/claim-name"] for d in dcds}
+    assert {d["metadata"]["name"] for d in deployments} == names
+    assert "Deployment" not in {d["kind"] for d in plain}

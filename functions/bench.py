@@ -211,15 +211,21 @@ def synthetic_dgd(components: int = SYNTHETIC_COMPONENTS) -> dict[str, Any]:
     }
 
 
-def synthetic_case() -> Case:
-    xr = claim_to_xr(synthetic_dgd())
+def synthetic_case(grove: bool = True) -> Case:
+    """The synthetic DGD; with ``grove=False`` on the component pathway (one nested DCD per component)."""
+    claim = synthetic_dgd()
+    name, source = f"synthetic-{SYNTHETIC_COMPONENTS}", f"synthetic, {SYNTHETIC_COMPONENTS} components"
+    if not grove:
+        claim["metadata"]["annotations"] = {"nvidia.com/enable-grove": "false"}
+        name, source = f"{name}-no-grove", f"{source}, component pathway"
+    xr = claim_to_xr(claim)
     if not renders(run_function_request(xr, RENDER_KIND)):
         raise BenchError("the synthetic DGD does not render (a bug in the benchmark or in the render)")
-    return make_case(f"synthetic-{SYNTHETIC_COMPONENTS}", f"synthetic, {SYNTHETIC_COMPONENTS} components", xr)
+    return make_case(name, source, xr)
 
 
 def all_cases(corpus: Path) -> list[Case]:
-    return [*corpus_cases(corpus), synthetic_case()]
+    return [*corpus_cases(corpus), synthetic_case(), synthetic_case(grove=False)]
 
 
 # --- the server -------------------------------------------------------------------------------
@@ -423,14 +429,14 @@ def _rss(value: float | None) -> str:
 def figures_row(name: str, step: str, size: int, fig: Figures, ratios: tuple[str, str]) -> str:
     mark = "*" if fig.cut_short else " "
     return (
-        f"{name:<13} {step:<7} {size / 1024:>8.1f} {fig.requests:>5}{mark} {fig.p50_ms:>7.2f} {fig.p95_ms:>7.2f} "
+        f"{name:<21} {step:<7} {size / 1024:>8.1f} {fig.requests:>5}{mark} {fig.p50_ms:>7.2f} {fig.p95_ms:>7.2f} "
         f"{fig.p99_ms:>7.2f} {fig.rps[1]:>8.0f} {fig.rps[16]:>9.0f} {_rss(fig.peak_rss_mb):>8} "
         f"{ratios[0]:>6} {ratios[1]:>6}"
     )
 
 
 HEADER = (
-    f"{'case':<13} {'step':<7} {'req KiB':>8} {'n':>6} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} "
+    f"{'case':<21} {'step':<7} {'req KiB':>8} {'n':>6} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} "
     f"{'rps c=1':>8} {'rps c=16':>9} {'RSS MiB':>8} {'p50 x':>6} {'p99 x':>6}"
 )
 

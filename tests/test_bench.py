@@ -12,7 +12,7 @@ import pytest
 from server import REPO
 from tooling import require_shared
 
-CASES = ("smallest", "typical", "largest", "synthetic-25")
+CASES = ("smallest", "typical", "largest", "synthetic-25", "synthetic-25-no-grove")
 QUICK = ("--requests", "5", "--warmup", "1", "--time-limit", "30")
 
 

@@ -161,7 +161,8 @@ class Checker:
             assert FIELD_PATH.match(fatal[0]), f"Fatal message without a field path: {fatal[0]!r}"
             assert list(rsp.desired.resources) == [], "a Fatal result must leave the desired state untouched"
             return "fatal"
-        assert "podcliqueset" in rsp.desired.resources, sorted(rsp.desired.resources)
+        workloads = [n for n in rsp.desired.resources if n == "podcliqueset" or n.startswith("component-")]
+        assert workloads, sorted(rsp.desired.resources)  # a PodCliqueSet, or the component pathway's DCDs
         if schema_valid:
             for name in sorted(rsp.desired.resources):
                 obj = as_dict(rsp.desired.resources[name].resource)
@@ -554,3 +555,38 @@ def test_a_deeply_nested_request_is_served_with_allow_oversize_protos(checker: C
         for depth in (DEEP, 200):
             assert checker.check(call(stub, deep_request(depth))) == "rendered"
         assert_serves(stub)
+
+
+def _without_grove(xr: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(xr)
+    if isinstance(out.get("metadata"), dict):
+        annotations = out["metadata"].get("annotations")
+        out["metadata"]["annotations"] = {**(annotations if isinstance(annotations, dict) else {})}
+        out["metadata"]["annotations"]["nvidia.com/enable-grove"] = "false"
+    return out
+
+
+def test_on_the_component_pathway_too(stub: grpcv1.FunctionRunnerServiceStub, checker: Checker) -> None:
+    """The same contract for graphs without Grove: valid DynamoComponentDeployments (against the XRD's CRD)
+    and the graph's own resources, or a Fatal naming the field."""
+    stats: Counter[str] = Counter()
+
+    @settings(SETTINGS, max_examples=200)
+    @given(CASES)
+    def property_(case: tuple[dict[str, Any], dict[str, Any] | None]) -> None:
+        xr, platform = _without_grove(case[0]), case[1]
+        if not isinstance(xr.get("metadata"), dict) or not checker.admitted(xr):
+            return  # no annotations to opt out of Grove with, or an XR the API server would not store
+        try:
+            rsp = call(stub, request(xr, platform))
+        except grpc.RpcError as err:
+            raise AssertionError(f"gRPC error {err.code()}: {err.details()}") from None
+        outcome = checker.check(rsp)
+        stats[outcome] += 1
+        if outcome == "rendered":
+            assert "podcliqueset" not in rsp.desired.resources
+            stats["dcds"] += sum(1 for n in rsp.desired.resources if n.startswith("component-"))
+
+    property_()
+    print(f"\nrobustness without Grove: {dict(sorted(stats.items()))}")
+    assert stats["rendered"] >= 20 and stats["fatal"] >= 5, stats

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import kubernetes_validate
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from rendering import check_resource
 
 from corpus import load_claim, status_example_xr
 from functions.fn import run, struct_to_dict
@@ -22,6 +22,7 @@ from tooling import require_crds
 STATUS_EXAMPLES = REPO / "examples" / "status"
 EXAMPLES = sorted(p for p in STATUS_EXAMPLES.iterdir() if p.is_dir())
 READY = [p for p in EXAMPLES if p.name.endswith("-ready")]
+GROVE_READY = [p for p in READY if "no-grove" not in p.name]  # the component pathway has no topology condition
 PENDING = [p for p in EXAMPLES if p.name.endswith("-pending")]
 
 
@@ -83,6 +84,8 @@ def test_there_are_ready_and_pending_examples_for_both_shapes() -> None:
         "vllm-agg-ready",
         "vllm-agg-pending",
         "vllm-disagg-restarting",
+        "vllm-disagg-no-grove-ready",
+        "vllm-disagg-no-grove-rolling",
     }
     assert {load_claim(claim_path(p))["apiVersion"] for p in EXAMPLES} == {"nvidia.com/v1alpha1", "nvidia.com/v1beta1"}
 
@@ -90,7 +93,8 @@ def test_there_are_ready_and_pending_examples_for_both_shapes() -> None:
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_observed_resources_are_what_the_render_step_composes(example: Path) -> None:
     """Every desired composed resource has an observed twin under the same name (else: regenerate the example)."""
-    out, _ = render_example(example, observed=[], required=[])
+    # Rendered against the example's own observed state: a rolling update composes the old DCDs it observes.
+    out, _ = render_example(example, required=[])
     observed = load_documents(example / "observed.yaml")
 
     def key(obj: dict[str, Any]) -> tuple[str, str, str, str]:
@@ -99,7 +103,7 @@ def test_observed_resources_are_what_the_render_step_composes(example: Path) -> 
             meta["annotations"]["crossplane.io/composition-resource-name"],
             obj["kind"],
             meta["name"],
-            meta["namespace"],
+            meta.get("namespace", ""),  # nested composites are cluster-scoped
         )
 
     assert sorted(map(key, observed)) == sorted(map(key, out.composed))
@@ -327,7 +331,7 @@ def observed_with_pcs_conditions(example: Path, *conds: dict[str, Any]) -> list[
     return observed
 
 
-@pytest.mark.parametrize("example", READY, ids=[p.name for p in READY])
+@pytest.mark.parametrize("example", GROVE_READY, ids=[p.name for p in GROVE_READY])
 def test_topology_condition_follows_the_podcliqueset(example: Path) -> None:
     claim = with_topology(load_claim(claim_path(example)))
     out, recorder = render_example(example, claim=claim)
@@ -381,8 +385,9 @@ def test_example_objects_are_valid_for_their_kinds(example: Path, grove_crds: di
             violations = validate_object(obj, grove_crds[("grove.io", obj["kind"])])
             assert violations == [], f"{obj['kind']}/{obj['metadata']['name']}: " + "\n".join(map(str, violations))
         else:
-            kubernetes_validate.validate(obj, "1.33", strict=True)
-    assert {"PodCliqueSet", "PodClique", "Service"} <= kinds
+            check_resource(obj)  # built-in kinds, and the nested DynamoComponentDeployments against their XR CRD
+    grove = "no-grove" not in example.name
+    assert ({"PodCliqueSet", "PodClique", "Service"} if grove else {"XDynamoComponentDeployment"}) <= kinds
 
 
 def test_the_example_validity_check_catches_a_bad_podclique(grove_crds: dict) -> None:
@@ -402,3 +407,21 @@ def test_rendered_xr_status_fits_the_xr_schema(example: Path) -> None:
     assert validate_object(full, crd) == []
     full["status"] = {**full["status"], "state": "ready"}
     assert validate_object(full, crd) != []  # the check can fail
+
+
+def test_component_pathway_rolling_update_example() -> None:
+    """Old and new worker DCDs side by side: replicas planned from the new ones' readiness, counts summed."""
+    out, recorder = render_example(STATUS_EXAMPLES / "vllm-disagg-no-grove-rolling")
+    status = out.composite["status"]
+    assert status["state"] == "pending"
+    assert status["rollingUpdate"] == {"phase": "InProgress"}
+    assert conditions(out)["DynamoGraphReady"]["reason"] == "rolling_update_in_progress"
+    decode = status["services"]["VllmDecodeWorker"]
+    new, old = decode["componentNames"]
+    assert decode["componentName"] == new
+    assert (decode["replicas"], decode["readyReplicas"], decode["updatedReplicas"]) == (3, 3, 1)
+    replicas = {o["metadata"]["annotations"]["dynamo.fn.crossplane.io/claim-name"]: o["spec"]["replicas"]
+                for o in out.composed if o["kind"] == "XDynamoComponentDeployment"}  # fmt: skip
+    # decode: D=2, maxSurge 1, newReady 1 -> old keeps 2-1-0 = 1, new gets min(2, 2+1-1) = 2
+    assert (replicas[new], replicas[old]) == (2, 1)
+    assert recorder.last.meta.ttl.seconds == 15

@@ -68,7 +68,8 @@ def component_statuses_from_dcds(
         )
         kind = LEADER_WORKER_SET if component.multinode else DEPLOYMENT
         replicas = updated = ready = available = 0
-        names: list[str] = []
+        names: list[str] = []  # the current DCD's first (upstream's deprecated componentName), then the old ones
+        old_names: list[str] = []
         readiness = READY
         for resource, want in mine:
             got = observed.get(resource)
@@ -82,12 +83,14 @@ def component_statuses_from_dcds(
                 verdict = dcd_readiness(got)
                 if not verdict.ready:
                     readiness = verdict
-            names += _names(got, want)
+                names += _names(got, want)
+            else:
+                old_names += _names(got, want)
         if not mine:
             readiness = MISSING
         counts_status = ReplicaStatus(
             kind,
-            tuple(sorted(set(names))),
+            tuple(dict.fromkeys([*names, *sorted(old_names)])),
             replicas,
             updated,
             ready=ready,

@@ -48,7 +48,15 @@ def test_examples_are_valid() -> None:
     # The DynamoComponentDeployment claims in examples/dcd.
     dcds = load_documents(REPO / "examples" / "dcd")
     assert {d["kind"] for d in dcds} == {"DynamoComponentDeployment"}
-    valid = len(EXAMPLE_CLAIMS) + len(adapters) + len(dcds)
+    # The nested DynamoComponentDeployments in the component-pathway status examples (XRs as observed).
+    nested = [
+        d
+        for path in sorted((REPO / "examples" / "status").glob("*/observed.yaml"))
+        for d in load_documents(path)
+        if d["kind"] == "XDynamoComponentDeployment"
+    ]
+    assert len(nested) == 8
+    valid = len(EXAMPLE_CLAIMS) + len(adapters) + len(dcds) + len(nested)
     assert f"{valid} valid (0 not renderable yet), 0 invalid" in proc.stdout
 
 

@@ -16,7 +16,6 @@ from functions.api.normalise import claimed_object
 from functions.api.platform import PlatformConfig
 from functions.component_step import dcd_graph, render_component
 from functions.render.component_pathway import (
-    component_path,
     dcd_resource_name,
     dcd_spec,
     raw_components,
@@ -24,6 +23,7 @@ from functions.render.component_pathway import (
     worker_hash,
 )
 from functions.render.labels import COMPONENT
+from functions.render.naming import component_path
 from functions.render.restart import restart_targets
 from functions.render.rolling_update import old_dcd, plan_rolling_update, rolling_update_status
 from functions.status.component_restart import component_restart_status, dcd_restart_at
@@ -60,10 +60,9 @@ def check_multinode(graph: Graph, platform: PlatformConfig) -> None:
         return
     for component in graph.components:
         if component.multinode:
-            kind = "services" if graph.shape == "v1alpha1" else "components"
             raise SpecError(
-                f"spec.{kind}.{component.name}.multinode: no multinode orchestrator available: this graph does not "
-                "use Grove, and LeaderWorkerSet needs EnvironmentConfig/dynamo-platform "
+                f"{component_path(graph, component)}.multinode: no multinode orchestrator available: "
+                "this graph does not use Grove, and LeaderWorkerSet needs EnvironmentConfig/dynamo-platform "
                 "data.orchestrators.lws.enabled and .volcanoScheduler.enabled not false"
             )
 

@@ -17,7 +17,7 @@ from functions.graph_components import render_components
 from functions.render import backends
 from functions.render.grove import render_podcliqueset
 from functions.render.mesh import render_mesh
-from functions.render.naming import MAX_COMBINED_GROVE_NAME, grove_name_budget, podcliqueset_name
+from functions.render.naming import MAX_COMBINED_GROVE_NAME, component_path, grove_name_budget, podcliqueset_name
 from functions.render.podspec import PodContext
 from functions.render.rbac import render_discovery_rbac
 from functions.render.restart import stamp_restart
@@ -60,13 +60,12 @@ def _check_supported(graph: Graph) -> None:
 
 def check_component_pathway_fields(graph: Graph) -> None:
     """Fields only the Grove pathway renders are rejected without it (upstream webhook, §5.6 rule 4)."""
-    kind = "services" if graph.shape == "v1alpha1" else "components"
     if graph.priority_class_name:
         raise SpecError("spec.priorityClassName: allowed only on the Grove pathway (this graph does not use Grove)")
     for component in graph.components:
         if component.min_available is not None:
             raise SpecError(
-                f"spec.{kind}.{component.name}.minAvailable: allowed only on the Grove pathway "
+                f"{component_path(graph, component)}.minAvailable: allowed only on the Grove pathway "
                 "(this graph does not use Grove)"
             )
 
@@ -76,7 +75,7 @@ def _check_grove_names(graph: Graph) -> None:
     for component in graph.components:
         if len(pcs) + grove_name_budget(component) > MAX_COMBINED_GROVE_NAME:
             raise SpecError(
-                f"spec.{'services' if graph.shape == 'v1alpha1' else 'components'}.{component.name}: Grove limits "
+                f"{component_path(graph, component)}: Grove limits "
                 f"PodCliqueSet + scaling group + clique names to {MAX_COMBINED_GROVE_NAME} characters; "
                 f"{component.key!r} leaves no room for the name {pcs!r}"
             )

@@ -27,8 +27,8 @@ from functions.render.rolling_update import IN_PROGRESS
 from functions.status.component_restart import component_restart_status
 from functions.status.components import (
     component_statuses_from_dcds,
+    dcd_claim_name,
     dcd_readiness,
-    dcd_verdict_name,
     is_dcd,
     rolling_update_phase,
 )
@@ -95,7 +95,7 @@ def _verdicts(request: StepRequest, components: tuple[ComponentStatus, ...]) -> 
         if _is_podcliqueset(desired):
             readiness = MISSING if observed is None else podcliqueset_readiness(components)
         elif is_dcd(desired):
-            out.append(Verdict(resource, dcd_verdict_name(desired), dcd_readiness(observed)))
+            out.append(Verdict(resource, dcd_claim_name(desired), dcd_readiness(observed)))
             continue
         else:
             readiness = composed_readiness(desired, observed)

@@ -32,7 +32,7 @@ import hashlib
 import json
 from typing import Any
 
-from functions.api.graph import Component, Graph, json_copy, merge_envs
+from functions.api.graph import MAIN_CONTAINER, Component, Graph, json_copy, merge_envs
 from functions.api.normalise import COMPOSED_NAME_ANNOTATION, COMPOSED_NAMESPACE_ANNOTATION
 from functions.render.defaults import PLANNER_SERVICE_ACCOUNT, WORKER_TYPES
 from functions.render.labels import (
@@ -42,7 +42,7 @@ from functions.render.labels import (
     PROPAGATED_ANNOTATIONS,
     RESTART_AT,
 )
-from functions.render.naming import component_resource_name, dynamo_namespace, namespaced_name
+from functions.render.naming import component_path, component_resource_name, dynamo_namespace, namespaced_name
 
 DCD_API_VERSION = "nvidia.com/v1beta1"
 DCD_KIND = "XDynamoComponentDeployment"
@@ -134,9 +134,9 @@ def dcd_annotations(graph: Graph, component: Component, restart_at: str | None) 
 
 def _main_container(containers: list[dict[str, Any]]) -> dict[str, Any]:
     for container in containers:
-        if container.get("name") == "main":
+        if container.get("name") == MAIN_CONTAINER:
             return container
-    main: dict[str, Any] = {"name": "main"}
+    main: dict[str, Any] = {"name": MAIN_CONTAINER}
     containers.append(main)
     return main
 
@@ -186,10 +186,6 @@ def dcd_spec(
         main = _main_container(containers)
         main["env"] = merge_envs(json_copy(envs), main.get("env") or [])
     return _canonical(spec)
-
-
-def component_path(graph: Graph, component: Component) -> str:
-    return f"spec.{'services' if graph.shape == 'v1alpha1' else 'components'}.{component.name}"
 
 
 def render_component_deployment(graph: Graph, component: Component, hash8: str, spec: dict[str, Any]) -> dict[str, Any]:

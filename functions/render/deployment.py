@@ -20,6 +20,14 @@ def crossplane_free(labels: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in labels.items() if not k.startswith("crossplane.io/")}
 
 
+def kube_labels(component: Component, xr_labels: dict[str, Any]) -> dict[str, str]:
+    """Upstream ``getKubeLabels``: DCD spec.labels, metadata.labels (less Crossplane's), the base-model hash."""
+    labels = {**component.labels, **crossplane_free(xr_labels)}
+    if component.model_ref:
+        labels[BASE_MODEL_HASH] = model_hash(component.model_ref)
+    return labels
+
+
 def _int_or_string(value: str) -> int | str:
     return int(value) if value.isdigit() else value
 
@@ -48,10 +56,9 @@ def pod_annotations(component: Component) -> dict[str, str]:
 def render_deployment(ctx: PodContext, component: Component, name: str, xr_labels: dict[str, Any]) -> dict[str, Any]:
     graph = ctx.graph
     pod_meta = component.pod_template.get("metadata", {})
-    labels = {**component.labels, **crossplane_free(xr_labels), SELECTOR: name}
+    labels = {**kube_labels(component, xr_labels), SELECTOR: name}
     annotations = {**component.annotations, **pod_meta.get("annotations", {})}
     if component.model_ref:
-        labels[BASE_MODEL_HASH] = model_hash(component.model_ref)
         annotations[BASE_MODEL_ANNOTATION] = component.model_ref
     pod_labels = {**clique_labels(ctx, component), SELECTOR: name}
     metadata: dict[str, Any] = {"name": name, "namespace": graph.namespace, "labels": dict(sorted(labels.items()))}

@@ -38,7 +38,8 @@ from typing import Any
 from functions.api.graph import MAIN_CONTAINER, Component, SpecError
 from functions.render import backends
 from functions.render.backends.podparts import GPU_RESOURCE
-from functions.render.labels import BASE_MODEL_HASH, RESTART_AT, SELECTOR, clique_labels, model_hash
+from functions.render.deployment import kube_labels, pod_annotations
+from functions.render.labels import SELECTOR, clique_labels
 from functions.render.podspec import PodContext
 from functions.render.roles import role_pod_spec
 
@@ -77,14 +78,6 @@ def podgroup_resource_name(index: int) -> str:
 
 def _sorted(mapping: dict[str, Any]) -> dict[str, Any]:
     return dict(sorted(mapping.items()))
-
-
-def kube_labels(component: Component, xr_labels: dict[str, Any]) -> dict[str, str]:
-    """Upstream ``getKubeLabels``: DCD spec.labels, metadata.labels (less Crossplane's), the base-model hash."""
-    labels = {**component.labels, **{k: v for k, v in xr_labels.items() if not k.startswith("crossplane.io/")}}
-    if component.model_ref:
-        labels[BASE_MODEL_HASH] = model_hash(component.model_ref)
-    return labels
 
 
 def _main_path(shape: str, field: str) -> str:
@@ -140,10 +133,7 @@ def _pod_template(
     check_main_container(pod, role, ctx.graph.shape)
     labels = {**clique_labels(ctx, component), **lws_labels, ROLE_LABEL: role, INSTANCE_ID_LABEL: str(index)}
     labels.pop(SELECTOR, None)
-    annotations = dict(component.pod_template.get("metadata", {}).get("annotations") or {})
-    if RESTART_AT in component.annotations:
-        annotations[RESTART_AT] = component.annotations[RESTART_AT]
-    annotations[GROUP_NAME_ANNOTATION] = name
+    annotations = {**pod_annotations(component), GROUP_NAME_ANNOTATION: name}
     return {"metadata": {"labels": _sorted(labels), "annotations": _sorted(annotations)}, "spec": pod}
 
 

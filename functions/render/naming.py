@@ -19,6 +19,11 @@ def component_resource_name(graph: Graph, component: Component) -> str:
     return f"{graph.name}-{component.key}"
 
 
+def component_path(graph: Graph, component: Component) -> str:
+    """Where the component sits in the spec, for messages: ``spec.services.<name>`` or ``spec.components.<name>``."""
+    return f"spec.{'services' if graph.shape == 'v1alpha1' else 'components'}.{component.name}"
+
+
 def service_name(graph: Graph, component: Component) -> str:
     return component_resource_name(graph, component).replace(".", "-")
 

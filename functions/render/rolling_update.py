@@ -31,12 +31,11 @@ from typing import Any
 from functions.api.graph import Component, Graph
 from functions.api.normalise import CROSSPLANE_SPEC_KEYS
 from functions.render.component_pathway import DCD_KIND, WORKER_HASH_LABEL, is_worker
+from functions.render.deployment import DEFAULT_ROLLING_UPDATE, MAX_SURGE_ANNOTATION, MAX_UNAVAILABLE_ANNOTATION
 from functions.render.labels import COMPONENT
 from functions.status.readiness import count
 
-MAX_SURGE_ANNOTATION = "nvidia.com/deployment-rolling-update-max-surge"
-MAX_UNAVAILABLE_ANNOTATION = "nvidia.com/deployment-rolling-update-max-unavailable"
-DEFAULT_BUDGET = "25%"
+DEFAULT_BUDGET = DEFAULT_ROLLING_UPDATE
 IN_PROGRESS = "InProgress"
 COMPLETED = "Completed"
 

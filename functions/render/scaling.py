@@ -21,7 +21,7 @@ from typing import Any
 
 from functions.api.graph import Component, Graph
 from functions.render.labels import COMPONENT, GRAPH_NAME
-from functions.render.naming import component_resource_name, namespaced_name
+from functions.render.naming import component_path, component_resource_name, namespaced_name
 
 ADAPTER_API_VERSION = "nvidia.com/v1beta1"
 ADAPTER_KIND = "XDynamoGraphDeploymentScalingAdapter"
@@ -36,7 +36,10 @@ def adapter_resource_name(component: Component) -> str:
 def adapter_name(graph: Graph, component: Component) -> str:
     """``{namespace}.{dgd}-{lower(component)}``: upstream's DGDSA name, qualified by the namespace."""
     return namespaced_name(
-        graph, component_resource_name(graph, component), "scaling adapter", _component_path(graph, component)
+        graph,
+        component_resource_name(graph, component),
+        "scaling adapter",
+        f"{component_path(graph, component)}.scalingAdapter",
     )
 
 
@@ -75,10 +78,6 @@ def with_adapter_replicas(graph: Graph, observed_resources: dict[str, dict[str, 
         replaced.append(dataclasses.replace(component, replicas=replicas))
         changed = True
     return dataclasses.replace(graph, components=tuple(replaced)) if changed else graph
-
-
-def _component_path(graph: Graph, component: Component) -> str:
-    return f"spec.{'services' if graph.shape == 'v1alpha1' else 'components'}.{component.name}.scalingAdapter"
 
 
 def render_scaling_adapter(graph: Graph, component: Component) -> dict[str, Any]:

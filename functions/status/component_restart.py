@@ -19,6 +19,7 @@ from typing import Any
 
 from functions.api.graph import Graph
 from functions.render.labels import RESTART_AT
+from functions.status.components import dcd_readiness
 from functions.status.readiness import generation_problem
 from functions.status.restart import (
     SUPERSEDED,
@@ -43,11 +44,6 @@ def dcd_restart_at(dcd: dict[str, Any] | None) -> str | None:
     return None
 
 
-def dcd_available(dcd: dict[str, Any]) -> bool:
-    conditions = (dcd.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Available" and c.get("status") == "True" for c in conditions if isinstance(c, dict))
-
-
 def dcd_progress(graph: Graph, restart_id: str, current: dict[str, dict[str, Any] | None]) -> Progress:
     """Which of the given components are still restarting to ``restart_id`` (the rule in the module doc)."""
     known = {c.name for c in graph.components}
@@ -62,7 +58,7 @@ def dcd_progress(graph: Graph, restart_id: str, current: dict[str, dict[str, Any
                 dcd is not None
                 and dcd_restart_at(dcd) == restart_id
                 and generation_problem(dcd) is None
-                and dcd_available(dcd)
+                and dcd_readiness(dcd).ready
             )
             if not done:
                 out.append(name)

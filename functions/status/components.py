@@ -16,11 +16,10 @@ from functions.api.normalise import COMPOSED_NAME_ANNOTATION
 from functions.render.component_pathway import DCD_KIND, WORKER_HASH_LABEL
 from functions.render.labels import COMPONENT
 from functions.render.rolling_update import dcd_counts
+from functions.status.deployment import DEPLOYMENT
 from functions.status.graph import ComponentStatus
+from functions.status.lws import LEADER_WORKER_SET
 from functions.status.readiness import MISSING, READY, Readiness, ReplicaStatus, count, not_ready
-
-DEPLOYMENT = "Deployment"
-LEADER_WORKER_SET = "LeaderWorkerSet"
 
 
 def dcd_readiness(obj: dict[str, Any] | None) -> Readiness:
@@ -40,7 +39,8 @@ def is_dcd(obj: dict[str, Any]) -> bool:
     return obj.get("kind") == DCD_KIND
 
 
-def _dcd_name(obj: dict[str, Any]) -> str:
+def dcd_claim_name(obj: dict[str, Any]) -> str:
+    """The DCD's own name (the claim name it stands for), else the XR's."""
     meta = obj.get("metadata") or {}
     return str((meta.get("annotations") or {}).get(COMPOSED_NAME_ANNOTATION) or meta.get("name") or "")
 
@@ -49,7 +49,7 @@ def _names(observed: dict[str, Any] | None, desired: dict[str, Any]) -> list[str
     names = dcd_counts(observed or {}).get("componentNames")
     if isinstance(names, list) and names:
         return [str(n) for n in names]
-    return [_dcd_name(desired)]
+    return [dcd_claim_name(desired)]
 
 
 def component_statuses_from_dcds(
@@ -104,7 +104,3 @@ def component_statuses_from_dcds(
 def rolling_update_phase(desired_composite: dict[str, Any]) -> str | None:
     rolling = (desired_composite.get("status") or {}).get("rollingUpdate")
     return str(rolling.get("phase")) if isinstance(rolling, dict) and rolling.get("phase") else None
-
-
-def dcd_verdict_name(obj: dict[str, Any]) -> str:
-    return _dcd_name(obj)

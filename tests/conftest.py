@@ -10,7 +10,7 @@ import yaml
 # Lets test modules import the shared helper modules beside them (tooling, server, corpus, ...).
 sys.path.insert(0, str(Path(__file__).parent))
 
-from functions.manifests import load_documents
+from functions.cli.manifests import load_documents
 from server import REPO, serving
 from tooling import require_crank
 

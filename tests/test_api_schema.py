@@ -16,8 +16,11 @@ from functions.api.kube_catalog import (
     strip_descriptions,
     version_schemas,
 )
-from functions.schema import UnionReport, openapi_for_model, union_schemas
-from functions.xrds import DGDSA_COLUMNS, all_xrds, dcd_spec_schema, dgd_spec_schema, dgdsa_schema, dump_yaml
+from functions.xrd import all_xrds, dump_yaml
+from functions.xrd.component import dcd_spec_schema
+from functions.xrd.graph import dgd_spec_schema
+from functions.xrd.scaling import DGDSA_COLUMNS, dgdsa_schema
+from functions.xrd.schema import UnionReport, openapi_for_model, union_schemas
 from tooling import require_shared, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]

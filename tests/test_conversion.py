@@ -12,8 +12,8 @@ from functions.api.conversion import v1alpha1_to_v1beta1
 from functions.api.graph import SpecError
 from functions.api.normalise import graph_from_xr
 from functions.api.platform import PlatformConfig
-from functions.graph_step import render_graph
-from functions.manifests import claim_to_xr
+from functions.cli.manifests import claim_to_xr
+from functions.steps.graph.render import render_graph
 
 ALPHA = [(i, d) for i, d in corpus_dgds() if d["apiVersion"] == "nvidia.com/v1alpha1" and d.get("spec")]
 

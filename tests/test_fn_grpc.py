@@ -14,9 +14,9 @@ from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
 from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
 from google.protobuf import json_format
 
+from functions.cli.manifests import claim_to_xr
+from functions.contract import StepResponse
 from functions.fn import apply_step_response, struct_to_dict
-from functions.manifests import claim_to_xr
-from functions.step import StepResponse
 from server import REPO, free_port, serving
 
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
@@ -102,7 +102,7 @@ def test_serve_exits_non_zero_when_it_cannot_start() -> None:
             [
                 sys.executable,
                 "-m",
-                "functions.main",
+                "functions.cli.main",
                 "serve",
                 "--insecure",
                 "--address",
@@ -119,7 +119,7 @@ def test_serve_exits_non_zero_when_it_cannot_start() -> None:
 
 def test_serve_requires_insecure_or_certificates() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "functions.main", "serve", "--address", f"127.0.0.1:{free_port()}"],
+        [sys.executable, "-m", "functions.cli.main", "serve", "--address", f"127.0.0.1:{free_port()}"],
         cwd=REPO,
         capture_output=True,
         text=True,

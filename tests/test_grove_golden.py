@@ -6,8 +6,8 @@ from typing import Any
 
 from functions.api.normalise import graph_from_xr
 from functions.api.platform import PlatformConfig
-from functions.graph_step import render_graph
-from functions.manifests import claim_to_xr
+from functions.cli.manifests import claim_to_xr
+from functions.steps.graph.render import render_graph
 
 PLATFORM = PlatformConfig.model_validate(
     {"infrastructure": {"natsAddress": "nats-address", "etcdAddress": "etcd-address"}}

@@ -11,7 +11,7 @@ import yaml
 
 from functions.api.normalise import graph_from_xr
 from functions.api.platform import PlatformConfig
-from functions.graph_step import render_graph
+from functions.steps.graph.render import render_graph
 from functions.validation import load_crds, validate_object
 from tooling import require_crds
 

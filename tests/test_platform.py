@@ -8,9 +8,9 @@ import pytest
 
 from functions.api.normalise import graph_from_xr
 from functions.api.platform import PlatformConfig, PlatformConfigError, platform_config
-from functions.graph_step import render_graph, render_graph_deployment
-from functions.manifests import claim_to_xr
-from functions.step import StepRequest
+from functions.cli.manifests import claim_to_xr
+from functions.contract import StepRequest
+from functions.steps.graph.render import render_graph, render_graph_deployment
 
 CLAIM = {
     "apiVersion": "nvidia.com/v1beta1",

@@ -9,8 +9,8 @@ import yaml
 
 from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
 from functions.api.graph import Graph
-from functions.manifests import claim_to_xr, find_composition, load_documents
-from functions.pipeline import RenderError, render
+from functions.cli.manifests import claim_to_xr, find_composition, load_documents
+from functions.cli.pipeline import RenderError, render
 from functions.render.rbac import render_discovery_rbac
 from functions.status import grove_requirements
 from server import REPO

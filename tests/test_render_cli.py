@@ -10,13 +10,17 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from functions.pipeline import RenderError, fetch, render
+from functions.cli.pipeline import RenderError, fetch, render
 from server import REPO
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "functions.main", "render", *args], cwd=REPO, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "functions.cli.main", "render", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

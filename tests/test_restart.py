@@ -15,10 +15,9 @@ from typing import Any
 import pytest
 
 from functions.api.normalise import graph_from_xr
-from functions.graph_step import render_graph_deployment
-from functions.manifests import claim_to_xr, find_composition, load_documents
-from functions.pipeline import RESOURCE_NAME_ANNOTATION, RenderOutput, render
-from functions.render.restart import restart_targets
+from functions.cli.manifests import claim_to_xr, find_composition, load_documents
+from functions.cli.pipeline import RESOURCE_NAME_ANNOTATION, RenderOutput, render
+from functions.contract import StepRequest
 from functions.status.graph import ComponentStatus
 from functions.status.readiness import READY, ReplicaStatus, not_ready
 from functions.status.restart import (
@@ -29,8 +28,9 @@ from functions.status.restart import (
     observed_restart_status,
     restart_request,
 )
-from functions.status_step import graph_status
-from functions.step import StepRequest
+from functions.steps.graph.render import render_graph_deployment
+from functions.steps.graph.restart import restart_targets
+from functions.steps.graph.status import graph_status
 from server import REPO
 
 RESTART_AT = "nvidia.com/restartAt"

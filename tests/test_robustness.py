@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
-from functions.manifests import claim_to_xr, load_documents
+from functions.cli.manifests import claim_to_xr, load_documents
 from functions.validation import derive_crds, load_crds, validate_object
 from server import REPO, serving
 from tooling import require_crds

@@ -9,8 +9,8 @@ import pytest
 
 from functions.api.normalise import graph_from_xr
 from functions.api.platform import PlatformConfig
-from functions.graph_step import render_graph, render_graph_deployment
-from functions.manifests import claim_to_xr
+from functions.cli.manifests import claim_to_xr
+from functions.contract import DEFAULT_TTL_SECONDS, StepRequest, StepResponse
 from functions.render.scaling import (
     adapter_name,
     adapter_resource_name,
@@ -18,8 +18,8 @@ from functions.render.scaling import (
     render_scaling_adapters,
     with_adapter_replicas,
 )
-from functions.scaling_step import STAMP_TTL_SECONDS, scaling_adapter
-from functions.step import DEFAULT_TTL_SECONDS, StepRequest, StepResponse
+from functions.steps.graph.render import render_graph, render_graph_deployment
+from functions.steps.scaling.step import STAMP_TTL_SECONDS, scaling_adapter
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0"
 

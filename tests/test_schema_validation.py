@@ -12,8 +12,8 @@ import yaml
 from rendering import check_resource, package_crds, rendered
 
 from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
-from functions.manifests import claim_to_xr, load_documents
-from functions.pipeline import RenderError
+from functions.cli.manifests import claim_to_xr, load_documents
+from functions.cli.pipeline import RenderError
 from functions.validation import derive_crds, load_crds, validate_object
 from server import REPO
 from tooling import require_crds, require_shared

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from functions.api.normalise import graph_from_xr
-from functions.manifests import claim_to_xr
+from functions.cli.manifests import claim_to_xr
+from functions.contract import Condition, ResourceSelector
 from functions.status import (
     NOT_FOUND,
     Readiness,
@@ -27,7 +28,6 @@ from functions.status import (
 from functions.status.conditions import topology_warning
 from functions.status.graph import has_topology_constraint
 from functions.status.input import InputError, duration_seconds, parse_status_input
-from functions.step import Condition, ResourceSelector
 
 
 def grove(kind: str, desired: int, generation: int | None = 1, **status: Any) -> dict[str, Any]:

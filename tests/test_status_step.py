@@ -9,12 +9,12 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from functions.cli.manifests import claim_to_xr
+from functions.contract import DesiredResource, StepRequest
 from functions.fn import run, struct_to_dict
-from functions.manifests import claim_to_xr
 from functions.status.input import DURATION_PATTERN, duration_seconds
-from functions.status_step import graph_status
-from functions.step import DesiredResource, StepRequest
 from functions.steps import step_for_input
+from functions.steps.graph.status import graph_status
 from server import REPO
 
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphStatus"}

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 import yaml
 
-from functions.graph_step import render_graph_deployment
-from functions.manifests import claim_to_xr, load_documents
-from functions.step import StepRequest
+from functions.cli.manifests import claim_to_xr, load_documents
+from functions.contract import StepRequest
+from functions.steps.graph.render import render_graph_deployment
 from functions.validation import derive_crds, validate_object
-from functions.xrd_rules import RULES
+from functions.xrd.rules import RULES
 
 REPO = Path(__file__).resolve().parents[1]
 CATALOGUE = yaml.safe_load((Path(__file__).parent / "validation_catalogue.yaml").read_text())

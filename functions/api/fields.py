@@ -1,6 +1,6 @@
 """Building blocks shared by every API model: the base class and schema markers.
 
-The models are the single source of truth for the XRD schemas (see ``functions.schema``).
+The models are the single source of truth for the XRD schemas (see ``functions.xrd.schema``).
 Kubernetes' own OpenAPI extensions have no pydantic equivalent, so they ride along as
 markers in ``Annotated`` metadata or as ``json_schema_extra`` on fields and classes.
 """

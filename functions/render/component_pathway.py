@@ -4,7 +4,7 @@ Without Grove (the DGD annotation ``nvidia.com/enable-grove: "false"``, or the p
 ``orchestrators.grove.enabled: false``) upstream's DGD controller creates one DynamoComponentDeployment
 per service and the DCD controller renders it. Here the DGD composes a nested composite,
 ``XDynamoComponentDeployment``, whose own Composition renders the Deployment or LeaderWorkerSets
-(``functions.component_step``).
+(``functions.steps.component.step``).
 
 The DCD's spec is the component as the user wrote it, plus what upstream's ``generateSingleDCD``
 adds: ``backendFramework``; for the v1alpha1 shape ``serviceName``, ``dynamoNamespace``, the labels

@@ -83,7 +83,7 @@ def component_annotations(graph: Graph, component: Component) -> dict[str, str]:
     return annotations
 
 
-# Set per component by the render step from the restart progress (functions.render.restart, §3.4).
+# Set per component by the render step from the restart progress (functions.steps.graph.restart, §3.4).
 RESTART_AT = "nvidia.com/restartAt"
 
 

@@ -1,7 +1,7 @@
 """Readiness and status: health checks per composed kind, and the DynamoGraphDeployment status.
 
 Everything here is a pure function of plain dicts (observed objects, the normalised ``Graph``);
-the pipeline step that calls it lives in ``functions.status_step``.
+the pipeline step that calls it lives in ``functions.steps.graph.status``.
 """
 
 from functions.status.conditions import (

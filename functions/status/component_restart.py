@@ -9,7 +9,7 @@ asks of what runs differ:
   ``status.observedGeneration`` has caught up with its generation (the DCD's step has seen the id)
   and its ``Available`` condition is True (upstream's rule for DCDs). The DCD's step only reports
   ``Available`` once the observed Deployment or LeaderWorkerSets carry the id themselves
-  (``functions.component_step``), so old pods cannot pass for restarted ones.
+  (``functions.steps.component.step``), so old pods cannot pass for restarted ones.
 """
 
 from __future__ import annotations

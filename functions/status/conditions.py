@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from functions.step import Condition, Result
+from functions.contract import Condition, Result
 
 READY_CONDITION = "DynamoGraphReady"
 ALL_READY_REASON = "all_resources_are_ready"

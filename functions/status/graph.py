@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.api.graph import Component, Graph
+from functions.contract import ResourceSelector
 from functions.render.grove import GROVE_API_VERSION
 from functions.status.grove import pcsg_readiness, podclique_readiness
 from functions.status.readiness import READY, Readiness, ReplicaStatus, not_ready
-from functions.step import ResourceSelector
 
 PODCLIQUE_REQUIREMENT = "grove-podcliques"
 PCSG_REQUIREMENT = "grove-podcliquescalinggroups"

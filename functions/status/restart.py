@@ -1,7 +1,7 @@
 """``status.restart``: upstream's restart state machine on the Grove pathway (reference §3.4).
 
 ``spec.restart.id`` asks for a restart; the ``nvidia.com/restartAt`` annotation on a component's
-clique template (``functions.render.restart``) rolls its pods. Each reconcile derives the next
+clique template (``functions.steps.graph.restart``) rolls its pods. Each reconcile derives the next
 ``status.restart`` from the previous one (the XR's observed status), the spec and what runs, as
 upstream's ``computeRestartStatus`` does:
 

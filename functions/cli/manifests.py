@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from functions.xrds import GROUP
+from functions.xrd import GROUP
 
 # claim kind -> (XR kind, referenceable XR apiVersion)
 CLAIM_KINDS = {

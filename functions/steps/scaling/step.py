@@ -29,8 +29,8 @@ from pydantic import ValidationError
 from functions.api import v1alpha1, v1beta1
 from functions.api.graph import SpecError
 from functions.api.normalise import CROSSPLANE_SPEC_KEYS
+from functions.contract import Condition, Result, StepRequest, StepResponse, fatal
 from functions.render.scaling import adapter_selector
-from functions.step import Condition, Result, StepRequest, StepResponse, fatal
 
 SCALED = "Scaled"
 STAMP_TTL_SECONDS = 5  # how soon to run again while Crossplane's time stamp of a scale is pending

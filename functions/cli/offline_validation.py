@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from functions.api.platform import PLATFORM_REQUIREMENT
-from functions.component_step import component_deployment
-from functions.graph_step import render_graph_deployment
-from functions.manifests import CLAIM_KINDS, as_xr, load_documents
-from functions.scaling_step import scaling_adapter
-from functions.step import StepRequest
+from functions.cli.manifests import CLAIM_KINDS, as_xr, load_documents
+from functions.contract import StepRequest
+from functions.steps.component.step import component_deployment
+from functions.steps.graph.render import render_graph_deployment
+from functions.steps.scaling.step import scaling_adapter
 from functions.validation import derive_crds, validate
-from functions.xrds import GROUP
+from functions.xrd import GROUP
 
-XRD_DIR = Path(__file__).resolve().parents[1] / "xrds"
+XRD_DIR = Path(__file__).resolve().parents[2] / "xrds"
 XR_KINDS = {xr_kind for xr_kind, _ in CLAIM_KINDS.values()}
 SCALING_ADAPTER_KINDS = {"DynamoGraphDeploymentScalingAdapter", "XDynamoGraphDeploymentScalingAdapter"}
 COMPONENT_DEPLOYMENT_KINDS = {"DynamoComponentDeployment", "XDynamoComponentDeployment"}

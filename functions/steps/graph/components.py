@@ -14,7 +14,7 @@ from typing import Any
 from functions.api.graph import Component, Graph, SpecError
 from functions.api.normalise import claimed_object
 from functions.api.platform import PlatformConfig
-from functions.component_step import dcd_graph, render_component
+from functions.contract import StepRequest
 from functions.render.component_pathway import (
     dcd_resource_name,
     dcd_spec,
@@ -24,11 +24,11 @@ from functions.render.component_pathway import (
 )
 from functions.render.labels import COMPONENT
 from functions.render.naming import component_path
-from functions.render.restart import restart_targets
 from functions.render.rolling_update import old_dcd, plan_rolling_update, rolling_update_status
 from functions.status.component_restart import component_restart_status, dcd_restart_at
 from functions.status.restart import restart_request
-from functions.step import StepRequest
+from functions.steps.component.step import dcd_graph, render_component
+from functions.steps.graph.restart import restart_targets
 
 ROLLING_UPDATE_STATUS = "rollingUpdate"
 

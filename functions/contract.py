@@ -71,8 +71,3 @@ class StepResponse:
 
 def fatal(message: str, reason: str | None = None) -> StepResponse:
     return StepResponse(results=[Result("fatal", message, reason)])
-
-
-def passthrough(request: StepRequest) -> StepResponse:
-    """Step ``Noop``: changes nothing (the desired state passes through). The benchmark's floor."""
-    return StepResponse()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.admission import check_annotations, deprecation_condition
 from functions.api.graph import Graph, SpecError
 from functions.api.normalise import graph_from_xr
 from functions.api.platform import (
@@ -13,14 +12,13 @@ from functions.api.platform import (
     PlatformConfigError,
     platform_config,
 )
-from functions.graph_components import render_components
+from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal
 from functions.render import backends
 from functions.render.grove import render_podcliqueset
 from functions.render.mesh import render_mesh
 from functions.render.naming import MAX_COMBINED_GROVE_NAME, component_path, grove_name_budget, podcliqueset_name
 from functions.render.podspec import PodContext
 from functions.render.rbac import render_discovery_rbac
-from functions.render.restart import stamp_restart
 from functions.render.scaling import render_scaling_adapters, with_adapter_replicas
 from functions.render.services import (
     model_service_name,
@@ -36,7 +34,9 @@ from functions.render.storage import (
     render_pvc,
     required_pvc_names,
 )
-from functions.step import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal
+from functions.steps.graph.admission import check_annotations, deprecation_condition
+from functions.steps.graph.components import render_components
+from functions.steps.graph.restart import stamp_restart
 
 PCS_RESOURCE = "podcliqueset"
 WAIT_LEADER_RESOURCE = "wait-leader-configmap"

@@ -20,7 +20,15 @@ from typing import Any
 
 from functions.api.graph import Graph, SpecError
 from functions.api.normalise import claimed_object, graph_from_xr
-from functions.graph_components import current_dcds
+from functions.contract import (
+    Condition,
+    DesiredResource,
+    ResourceSelector,
+    Result,
+    StepRequest,
+    StepResponse,
+    fatal,
+)
 from functions.render.component_pathway import raw_components, worker_hash
 from functions.render.grove import GROVE_API_VERSION
 from functions.render.rolling_update import IN_PROGRESS
@@ -52,15 +60,7 @@ from functions.status.health import composed_readiness
 from functions.status.input import InputError, parse_status_input
 from functions.status.readiness import MISSING, Readiness
 from functions.status.restart import RESTARTING, RestartStatus, restart_status
-from functions.step import (
-    Condition,
-    DesiredResource,
-    ResourceSelector,
-    Result,
-    StepRequest,
-    StepResponse,
-    fatal,
-)
+from functions.steps.graph.components import current_dcds
 
 
 @dataclass(frozen=True)

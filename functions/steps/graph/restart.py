@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from functions.api.graph import Graph
+from functions.contract import ResourceSelector, StepRequest
 from functions.render.labels import RESTART_AT
 from functions.render.naming import clique_names
 from functions.status.graph import PCSG_REQUIREMENT, PODCLIQUE_REQUIREMENT, component_statuses, grove_requirements
@@ -41,7 +42,6 @@ from functions.status.restart import (
     restart_request,
     restart_status,
 )
-from functions.step import ResourceSelector, StepRequest
 
 
 def restart_targets(

@@ -32,6 +32,7 @@ from functions.api.from_v1beta1 import component_from_v1beta1
 from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError
 from functions.api.normalise import _validation_error, claimed_object
 from functions.api.platform import PLATFORM_REQUIREMENT, PlatformConfig, PlatformConfigError, platform_config
+from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal
 from functions.render import backends
 from functions.render.deployment import render_deployment
 from functions.render.labels import GRAPH_NAME, RESTART_AT, SELECTOR
@@ -43,7 +44,6 @@ from functions.render.services import model_service_name, needs_service, render_
 from functions.status import lws as lws_status
 from functions.status.deployment import deployment_readiness, deployment_replica_status
 from functions.status.readiness import Readiness, ReplicaStatus, not_ready
-from functions.step import Condition, DesiredResource, StepRequest, StepResponse, fatal
 
 DEPLOYMENT_RESOURCE = "deployment"
 SERVICE_RESOURCE = "service"
@@ -51,7 +51,7 @@ WAIT_LEADER_RESOURCE = "wait-leader-configmap"
 
 AVAILABLE = "Available"
 COMPONENT_READY = "DynamoComponentReady"
-# The v1beta1 shape is recognised by the fields only v1beta1 has (functions.xrds.dcd_shape_fields).
+# The v1beta1 shape is recognised by the fields only v1beta1 has (functions.xrd.component.dcd_shape_fields).
 V1BETA1_ONLY = frozenset({"compilationCache", "experimental", "name", "podTemplate", "sharedMemorySize", "type"})
 
 

@@ -1,6 +1,6 @@
 """Upstream webhook rules that need more than the XRD schema can see (reference §5.2, §5.6).
 
-Rules on the object alone are CEL in the XRD (``functions.xrd_rules``). These read the claim's
+Rules on the object alone are CEL in the XRD (``functions.xrd.rules``). These read the claim's
 metadata, which Crossplane does not let XRD CEL rules see, and become Fatal results naming the field.
 Deprecated fields are reported as a condition, not a warning event on every reconcile.
 """
@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from functions.api.graph import Graph, SpecError
-from functions.step import Condition
+from functions.contract import Condition
 
 ORIGIN_VERSION = "nvidia.com/dynamo-operator-origin-version"
 EXECUTOR_BACKEND = "nvidia.com/vllm-distributed-executor-backend"

@@ -1,0 +1,24 @@
+"""Command line: ``serve`` the function, ``render`` a claim in-process, ``validate`` manifests,
+regenerate ``xrds``, ``bench`` the server. One module per command; this one only groups them."""
+
+from __future__ import annotations
+
+import click
+
+from functions.cli.bench import bench
+from functions.cli.render import render_cmd
+from functions.cli.serve import serve
+from functions.cli.validate import validate_cmd
+from functions.cli.xrds import xrds
+
+
+@click.group()
+def cli() -> None:
+    """function-dynamo: the NVIDIA Dynamo operator as Crossplane composition functions."""
+
+
+for command in (serve, render_cmd, validate_cmd, xrds, bench):
+    cli.add_command(command)
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,47 @@
+"""``function-dynamo validate``: manifests checked as the cluster would check them, without a cluster."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from functions.cli.manifests import ManifestError
+
+
+@click.command(name="validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--old", type=click.Path(exists=True, path_type=Path), help="The previous version (checks an update).")
+@click.option("--platform", type=click.Path(exists=True, path_type=Path), help="The dynamo-platform EnvironmentConfig.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list valid documents and notes.")
+def validate_cmd(files: tuple[Path, ...], old: Path | None, platform: Path | None, verbose: bool) -> None:
+    """Check FILES (claims or XRs, files or directories) as the cluster would: schema, CEL, function rules.
+
+    Prints every violation with its field path and rule; exits 1 if there is any.
+    """
+    from functions.cli.offline_validation import validate_files  # the validators load only when used
+
+    try:
+        reports, skipped = validate_files(list(files), old, platform)
+    except ManifestError as err:
+        click.echo(f"function-dynamo validate: {err}", err=True)
+        sys.exit(2)
+    bad = [r for r in reports if not r.ok]
+    for report in reports:
+        if report.ok and not report.unsupported and not verbose:
+            continue
+        click.echo(f"{'FAIL' if not report.ok else 'ok  '} {report.where}")
+        for line in report.violations:
+            click.echo(f"  {line}")
+        for line in report.unsupported:
+            click.echo(f"  valid, but this package cannot render it yet: {line}")
+        for line in report.notes if verbose else []:
+            click.echo(f"  note: {line}")
+    unsupported = sum(1 for r in reports if r.ok and r.unsupported)
+    click.echo(
+        f"{len(reports) - len(bad)} valid ({unsupported} not renderable yet), {len(bad)} invalid, "
+        f"{skipped} other documents skipped"
+    )
+    if bad or not reports:
+        sys.exit(1)

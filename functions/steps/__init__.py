@@ -1,0 +1,39 @@
+"""The step registry: the ``kind`` of a pipeline step's Input selects the step.
+
+One subpackage per composite kind holds its steps (``graph``: ``GraphDeployment`` and
+``GraphStatus``; ``component``; ``scaling``). A new kind adds its subpackage and one line here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from functions.contract import StepRequest, StepResponse
+from functions.steps.component.step import component_deployment
+from functions.steps.graph.render import render_graph_deployment
+from functions.steps.graph.status import graph_status
+from functions.steps.scaling.step import scaling_adapter
+
+INPUT_API_VERSION = "dynamo.fn.crossplane.io/v1beta1"
+
+Step = Callable[[StepRequest], StepResponse]
+
+
+def passthrough(request: StepRequest) -> StepResponse:
+    """Step ``Noop``: changes nothing (the desired state passes through). The benchmark's floor."""
+    return StepResponse()
+
+
+STEPS: dict[str, Step] = {
+    "ComponentDeployment": component_deployment,
+    "GraphDeployment": render_graph_deployment,
+    "GraphStatus": graph_status,
+    "Noop": passthrough,
+    "ScalingAdapter": scaling_adapter,
+}
+
+
+def step_for_input(input_obj: dict) -> Step | None:
+    if input_obj.get("apiVersion") != INPUT_API_VERSION:
+        return None
+    return STEPS.get(input_obj.get("kind", ""))

@@ -1,0 +1,1 @@
+"""The DynamoComponentDeployment's pipeline step (Input ``ComponentDeployment``): render and status."""

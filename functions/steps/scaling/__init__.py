@@ -1,0 +1,1 @@
+"""The DynamoGraphDeploymentScalingAdapter's pipeline step (Input ``ScalingAdapter``): status only."""

@@ -4,7 +4,8 @@
 #   scripts/test.sh [pytest args...]
 #
 # Runs scripts/setup.sh (Python env), scripts/install-tools.sh (crank + CRDs),
-# then .venv/bin/python -m pytest "$@". pytest's exit code 5 (no tests
+# scripts/install-control-plane.sh (etcd, kube-apiserver, kube-controller-manager
+# for the real-API-server tests), then .venv/bin/python -m pytest "$@". pytest's exit code 5 (no tests
 # collected) is turned into a failure.
 set -euo pipefail
 
@@ -15,6 +16,7 @@ cd "$repo_root"
 
 bash scripts/setup.sh || die "scripts/setup.sh failed"
 bash scripts/install-tools.sh || die "scripts/install-tools.sh failed"
+bash scripts/install-control-plane.sh || die "scripts/install-control-plane.sh failed"
 
 echo "==> test: .venv/bin/python -m pytest $*"
 rc=0

@@ -10,6 +10,9 @@ import yaml
 # Lets test modules import the shared helper modules beside them (tooling, server, corpus, ...).
 sys.path.insert(0, str(Path(__file__).parent))
 
+from apiserver import Installed, derived_crds, install_crd
+from controlplane import ControlPlane, start_control_plane
+
 from functions.cli.manifests import load_documents
 from server import REPO, serving
 from tooling import require_crank
@@ -25,3 +28,19 @@ def functions_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         path = tmp_path_factory.mktemp("fn") / "functions.yaml"
         path.write_text(yaml.safe_dump(fn))
         yield path
+
+
+@pytest.fixture(scope="session")
+def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """A real etcd + kube-apiserver + kube-controller-manager on 127.0.0.1, for the whole session."""
+    cp = start_control_plane(tmp_path_factory.mktemp("control-plane"))
+    try:
+        yield cp
+    finally:
+        cp.stop()
+
+
+@pytest.fixture(scope="session")
+def installed(control_plane: ControlPlane) -> dict[str, Installed]:
+    """The CRDs Crossplane derives from our XRDs, created in the real API server (once per session)."""
+    return {crd["metadata"]["name"]: install_crd(control_plane.client, crd) for crd in derived_crds()}

@@ -1,0 +1,349 @@
+"""A real Kubernetes control plane for the tests: etcd, kube-apiserver and kube-controller-manager.
+
+The binaries are built from the Go module proxy by ``scripts/install-control-plane.sh`` into the
+cache (``control-plane.env`` names them). ``start_control_plane`` runs them on 127.0.0.1 with free
+ports, a fresh PKI (openssl) and data directory, waits for ``/readyz``, and returns a ``ControlPlane``
+with a small HTTPS client; ``stop`` ends every process it started by PID, also after a failure.
+Server logs go to files in the run's directory, which failures point at.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tooling import _missing, cache_dir
+
+INSTALL = "scripts/install-control-plane.sh"
+READY_SECONDS = 60.0
+TOKEN = "function-dynamo-test-admin-token"
+
+
+class APIError(RuntimeError):
+    """A non-2xx answer of the API server: its HTTP code and Status object."""
+
+    def __init__(self, code: int, status: dict[str, Any], what: str) -> None:
+        self.code = code
+        self.status = status
+        super().__init__(f"{what}: HTTP {code}: {status.get('message', status)}")
+
+    @property
+    def causes(self) -> list[dict[str, Any]]:
+        return list(((self.status.get("details") or {}).get("causes")) or [])
+
+
+def control_plane_env() -> dict[str, str]:
+    path = cache_dir() / "control-plane.env"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return {}
+    return dict(line.split("=", 1) for line in lines if "=" in line)
+
+
+def require_binaries() -> dict[str, Path]:
+    """etcd, kube-apiserver, kube-controller-manager, or skip (fail under CI) naming the install script."""
+    env = control_plane_env()
+    found = {k: Path(env[k]) for k in ("ETCD", "KUBE_APISERVER", "KUBE_CONTROLLER_MANAGER") if k in env}
+    if len(found) < 3 or not all(p.is_file() and os.access(p, os.X_OK) for p in found.values()):
+        _missing(
+            f"the control-plane binaries are not built ({cache_dir() / 'control-plane.env'} missing or stale): "
+            f"run {INSTALL} (it needs go on the PATH)"
+        )
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _openssl(cwd: Path, *args: str) -> None:
+    proc = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"openssl {' '.join(args)} failed: {proc.stderr.strip()}")
+
+
+def make_pki(pki: Path) -> None:
+    """A CA, the API server's serving certificate for 127.0.0.1, an admin client certificate, an SA key."""
+    pki.mkdir(parents=True)
+    _openssl(
+        pki,
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=function-dynamo-test-ca",
+    )
+    _openssl(pki, "genrsa", "-out", "sa.key", "2048")
+    _openssl(pki, "rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
+    for name, subject, ext in (
+        ("apiserver", "/CN=kube-apiserver", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth"),
+        ("admin", "/O=system:masters/CN=admin", "extendedKeyUsage=clientAuth"),
+    ):
+        (pki / f"{name}.ext").write_text(ext + "\n")
+        _openssl(
+            pki,
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            f"{name}.key",
+            "-out",
+            f"{name}.csr",
+            "-subj",
+            subject,
+        )
+        _openssl(
+            pki,
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            f"{name}.crt",
+            "-days",
+            "2",
+            "-extfile",
+            f"{name}.ext",
+        )
+    (pki / "tokens.csv").write_text(f'{TOKEN},admin,admin,"system:masters"\n')
+
+
+@dataclass
+class Client:
+    """Plain HTTPS to the API server with the admin client certificate."""
+
+    base: str
+    pki: Path
+    _ctx: ssl.SSLContext = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._ctx = ssl.create_default_context(cafile=str(self.pki / "ca.crt"))
+        self._ctx.load_cert_chain(str(self.pki / "admin.crt"), str(self.pki / "admin.key"))
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        params: dict[str, str] | None = None,
+        content_type: str = "application/json",
+        timeout: float = 60,
+        raw: bool = False,
+    ) -> Any:
+        url = self.base + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": content_type})
+        try:
+            with urllib.request.urlopen(req, context=self._ctx, timeout=timeout) as rsp:
+                body_bytes = rsp.read()
+        except urllib.error.HTTPError as err:
+            body_bytes = err.read()
+            try:
+                status = json.loads(body_bytes)
+            except ValueError:
+                status = {"message": body_bytes.decode(errors="replace")}
+            raise APIError(err.code, status, f"{method} {path}") from None
+        if raw:
+            return body_bytes.decode(errors="replace")
+        return json.loads(body_bytes) if body_bytes else None
+
+    def get(self, path: str, **kw: Any) -> Any:
+        return self.request("GET", path, **kw)
+
+    def create(self, path: str, obj: dict[str, Any], *, dry_run: bool = False) -> Any:
+        return self.request("POST", path, obj, params={"dryRun": "All"} if dry_run else None)
+
+    def replace(self, path: str, obj: dict[str, Any], *, dry_run: bool = False) -> Any:
+        return self.request("PUT", path, obj, params={"dryRun": "All"} if dry_run else None)
+
+    def delete(self, path: str) -> Any:
+        return self.request("DELETE", path)
+
+
+@dataclass
+class ControlPlane:
+    run_dir: Path
+    client: Client
+    logs: dict[str, Path]
+    pids: dict[str, int] = field(default_factory=dict)
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def where(self) -> str:
+        """The server logs, for an assertion message."""
+        return "control-plane logs: " + ", ".join(f"{k}={v}" for k, v in sorted(self.logs.items()))
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGTERM)
+        for proc in reversed(self.procs):
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def _start(cp: ControlPlane, name: str, argv: list[str]) -> None:
+    log = cp.run_dir / f"{name}.log"
+    cp.logs[name] = log
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    cp.procs.append(proc)
+    cp.pids[name] = proc.pid
+
+
+def _wait(cp: ControlPlane, name: str, ready: Any) -> None:
+    deadline = time.monotonic() + READY_SECONDS
+    proc = next(p for p in cp.procs if p.pid == cp.pids[name])
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited with {proc.returncode}; see {cp.logs[name]}")
+        with contextlib.suppress(Exception):
+            if ready():
+                return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{name} not ready after {READY_SECONDS:.0f}s; see {cp.logs[name]}")
+        time.sleep(0.2)
+
+
+def _kubeconfig(path: Path, server: str, pki: Path) -> None:
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {"name": "test", "cluster": {"server": server, "certificate-authority": str(pki / "ca.crt")}}
+                ],
+                "users": [
+                    {
+                        "name": "admin",
+                        "user": {"client-certificate": str(pki / "admin.crt"), "client-key": str(pki / "admin.key")},
+                    }
+                ],
+                "contexts": [{"name": "test", "context": {"cluster": "test", "user": "admin"}}],
+                "current-context": "test",
+            }
+        )
+    )
+
+
+def start_control_plane(run_dir: Path) -> ControlPlane:
+    """etcd + kube-apiserver + kube-controller-manager on loopback; stop it with ``ControlPlane.stop``."""
+    bins = require_binaries()
+    pki = run_dir / "pki"
+    make_pki(pki)
+    api_port, etcd_port, peer_port, kcm_port = free_port(), free_port(), free_port(), free_port()
+    server = f"https://127.0.0.1:{api_port}"
+    cp = ControlPlane(run_dir=run_dir, client=Client(server, pki), logs={})
+    try:
+        etcd_url = f"http://127.0.0.1:{etcd_port}"
+        _start(
+            cp,
+            "etcd",
+            [
+                str(bins["ETCD"]),
+                "--data-dir",
+                str(run_dir / "etcd"),
+                "--name",
+                "test",
+                "--listen-client-urls",
+                etcd_url,
+                "--advertise-client-urls",
+                etcd_url,
+                "--listen-peer-urls",
+                f"http://127.0.0.1:{peer_port}",
+                "--initial-advertise-peer-urls",
+                f"http://127.0.0.1:{peer_port}",
+                "--initial-cluster",
+                f"test=http://127.0.0.1:{peer_port}",
+                "--listen-metrics-urls",
+                "",
+                "--log-level",
+                "warn",
+                "--quota-backend-bytes",
+                str(4 * 1024**3),
+            ],
+        )
+        _wait(cp, "etcd", lambda: urllib.request.urlopen(etcd_url + "/health", timeout=1).status == 200)
+        _start(
+            cp,
+            "kube-apiserver",
+            [
+                str(bins["KUBE_APISERVER"]),
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={api_port}",
+                "--endpoint-reconciler-type=none",
+                f"--etcd-servers={etcd_url}",
+                f"--tls-cert-file={pki / 'apiserver.crt'}",
+                f"--tls-private-key-file={pki / 'apiserver.key'}",
+                f"--client-ca-file={pki / 'ca.crt'}",
+                f"--token-auth-file={pki / 'tokens.csv'}",
+                "--authorization-mode=Node,RBAC",
+                "--service-account-issuer=https://127.0.0.1",
+                f"--service-account-key-file={pki / 'sa.pub'}",
+                f"--service-account-signing-key-file={pki / 'sa.key'}",
+                "--service-cluster-ip-range=10.96.0.0/24",
+                "--allow-privileged=true",
+                "--profiling=false",
+                f"--cert-dir={run_dir / 'apiserver-certs'}",
+            ],
+        )
+        _wait(cp, "kube-apiserver", lambda: cp.client.request("GET", "/readyz", timeout=2, raw=True) == "ok")
+        kubeconfig = run_dir / "kubeconfig.json"
+        _kubeconfig(kubeconfig, server, pki)
+        _start(
+            cp,
+            "kube-controller-manager",
+            [
+                str(bins["KUBE_CONTROLLER_MANAGER"]),
+                f"--kubeconfig={kubeconfig}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={kcm_port}",
+                "--leader-elect=false",
+                "--use-service-account-credentials=false",
+                "--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller",
+                f"--service-account-private-key-file={pki / 'sa.key'}",
+                f"--root-ca-file={pki / 'ca.crt'}",
+                f"--cert-dir={run_dir / 'kcm-certs'}",
+            ],
+        )
+        _wait(cp, "kube-controller-manager", lambda: (run_dir / "kube-controller-manager.log").stat().st_size > 0)
+    except BaseException:
+        cp.stop()
+        raise
+    return cp

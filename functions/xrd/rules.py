@@ -3,8 +3,15 @@
 Upstream checks these in its validating webhook (reference §5.2, §5.6); a Crossplane package has no
 webhook, so every rule that needs nothing but the object itself (and, for updates, its previous
 version via ``oldSelf``) becomes an ``x-kubernetes-validations`` entry of the XRD. Rules that need
-more (cluster lookups, other objects) are checked by the function. Each rule has an ``id`` that the
-validation catalogue (tests/validation_catalogue.yaml) refers to.
+more (cluster lookups, other objects) are checked by the function, and so are the rules whose CEL
+the API server refuses as too costly: they iterate upstream's unbounded PodSpec containers or parse
+quantity strings of unbounded length (``functions.steps.graph.admission.check_costly_rules``). Each
+rule has an ``id`` that the validation catalogue (tests/validation_catalogue.yaml) refers to.
+
+The API server estimates every rule's worst-case cost from the bounds of what it iterates
+(``maxItems``, ``maxProperties``, ``maxLength``); ``SCHEMA_BOUNDS`` adds the bounds the rules here
+need where upstream's schema has none. Uniqueness of ``restart.strategy.order`` is the schema's
+``x-kubernetes-list-type: set`` rather than a quadratic rule.
 """
 
 from __future__ import annotations
@@ -60,8 +67,6 @@ RULES: tuple[Rule, ...] = (
     Rule("restart-order-parallel", SPEC,
          _order_guard("!has(self.restart.strategy.type) || self.restart.strategy.type != 'Parallel'"),
          "spec.restart.strategy.order must not be set with the Parallel strategy"),
-    Rule("restart-order-unique", SPEC, _order_guard(f"{ORDER}.all(n, {ORDER}.filter(m, m == n).size() == 1)"),
-         "spec.restart.strategy.order entries must be unique"),
     Rule("restart-order-complete", SPEC, _order_guard(f"size({ORDER}) == {COMPONENT_COUNT}"),
          "spec.restart.strategy.order must list every component exactly once"),
     Rule("restart-order-known", SPEC, _order_guard(f"{ORDER}.all(n, {KNOWN_NAME})"),
@@ -83,10 +88,6 @@ RULES: tuple[Rule, ...] = (
          "!has(self.ingress) || !has(self.ingress.enabled) || !self.ingress.enabled || "
          "(has(self.ingress.host) && self.ingress.host != '')",
          "ingress.host is required when ingress is enabled"),
-    Rule("frontend-sidecar-conflict", SERVICE,
-         "!has(self.frontendSidecar) || !has(self.extraPodSpec) || !has(self.extraPodSpec.containers) || "
-         "!self.extraPodSpec.containers.exists(c, c.name == 'sidecar-frontend')",
-         "frontendSidecar cannot be combined with an extraPodSpec container named sidecar-frontend"),
     Rule("service-executor-annotation", SERVICE,
          f"!has(self.annotations) || !('{EXECUTOR_ANNOTATION}' in self.annotations) || "
          f"self.annotations['{EXECUTOR_ANNOTATION}'].lowerAscii() in ['mp', 'ray']",
@@ -106,22 +107,11 @@ RULES: tuple[Rule, ...] = (
          "eppConfig.configMapRef.name is required"),
     Rule("volume-mount-point", VOLUME_MOUNT, "self.useAsCompilationCache || has(self.mountPoint)",
          "mountPoint is required unless useAsCompilationCache is set"),
-    Rule("pvc-size-positive", PVC,
-         "!has(self.create) || !self.create || !has(self.size) || "
-         "quantity(string(self.size)).isGreaterThan(quantity('0'))",
-         "size must be greater than 0 when create is true"),
-    Rule("frontend-sidecar-container", COMPONENT,
-         "!has(self.frontendSidecar) || (has(self.podTemplate) && has(self.podTemplate.spec) && "
-         "self.podTemplate.spec.containers.exists(c, c.name == self.frontendSidecar))",
-         "frontendSidecar must name a container of podTemplate.spec.containers"),
     Rule("epp-component-single-node", COMPONENT, "!has(self.type) || self.type != 'epp' || !has(self.multinode)",
          "an epp component cannot be multinode"),
     Rule("epp-component-one-replica", COMPONENT,
          "!has(self.type) || self.type != 'epp' || !has(self.replicas) || self.replicas == 1",
          "an epp component runs exactly one replica"),
-    Rule("shared-memory-size", COMPONENT,
-         "!has(self.sharedMemorySize) || !quantity(string(self.sharedMemorySize)).isLessThan(quantity('0'))",
-         "sharedMemorySize must not be negative"),
     # --- update only: transition rules (they compare with oldSelf) --------------------------------
     Rule("backend-framework-immutable", SPEC, _same("oldSelf.backendFramework", "self.backendFramework"),
          "spec.backendFramework is immutable"),
@@ -166,8 +156,25 @@ RULES: tuple[Rule, ...] = (
 )  # fmt: skip
 
 
+# Bounds (and list types) added to upstream's schema so the rules above fit the CEL cost budget. Each
+# admits everything a valid graph can hold: at most 25 components (upstream's own maxItems and
+# maxProperties), names of at most 63 characters (DNS labels, as every component name becomes one).
+MAX_COMPONENTS = 25
+MAX_NAME_LENGTH = 63
+SCHEMA_BOUNDS: dict[tuple[str, ...], dict[str, Any]] = {
+    ("restart", "strategy", "order"): {"maxItems": MAX_COMPONENTS, "x-kubernetes-list-type": "set"},
+    ("restart", "strategy", "order", "[]"): {"maxLength": MAX_NAME_LENGTH},
+}
+
+
+def add_schema_bounds(spec: dict[str, Any]) -> None:
+    for at, bounds in SCHEMA_BOUNDS.items():
+        node_at(spec, at).update(bounds)
+
+
 def add_webhook_rules(spec: dict[str, Any]) -> None:
-    """Append every rule to its node of the (union) spec schema."""
+    """Append every rule to its node of the (union) spec schema, with the bounds they need."""
+    add_schema_bounds(spec)
     for rule in RULES:
         node = node_at(spec, rule.at)
         node["x-kubernetes-validations"] = [*node.get("x-kubernetes-validations", []), rule.as_validation()]

@@ -44,6 +44,7 @@ from functions.render.services import model_service_name, needs_service, render_
 from functions.status import lws as lws_status
 from functions.status.deployment import deployment_readiness, deployment_replica_status
 from functions.status.readiness import Readiness, ReplicaStatus, not_ready
+from functions.steps.graph.admission import check_service_sidecar
 
 DEPLOYMENT_RESOURCE = "deployment"
 SERVICE_RESOURCE = "service"
@@ -67,6 +68,8 @@ def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
     name, labels, annotations, spec = obj.name, obj.labels, obj.annotations, obj.spec
     shape = dcd_shape(spec)
     shared = {k: v for k, v in spec.items() if k != "backendFramework"}
+    if shape == "v1alpha1":
+        check_service_sidecar(spec, "spec")  # the DGD's per-service rule (§5.3), too costly for the XRD's CEL
     try:
         if shape == "v1alpha1":
             parsed_a = v1alpha1.DynamoComponentDeploymentSpec.model_validate(spec)

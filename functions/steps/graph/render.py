@@ -34,7 +34,7 @@ from functions.render.storage import (
     render_pvc,
     required_pvc_names,
 )
-from functions.steps.graph.admission import check_annotations, deprecation_condition
+from functions.steps.graph.admission import check_annotations, check_costly_rules, deprecation_condition
 from functions.steps.graph.components import render_components
 from functions.steps.graph.restart import stamp_restart
 
@@ -149,6 +149,7 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
         graph = graph_from_xr(request.observed_composite)
         graph = with_adapter_replicas(graph, request.observed_resources)  # the adapters own their replicas
         check_annotations(graph)
+        check_costly_rules(request.observed_composite.get("spec") or {})
         pvcs, lookups = _storage(request, graph)
         status = None
         warnings: tuple[str, ...] = ()

@@ -18,6 +18,7 @@ from .paths import ROOT
 from .result import ValidationResult, Violation, sort_not_evaluated, sort_violations
 from .structural import has_blocking, validate_structure
 
+UNKNOWN_FIELD = "unknown field"
 CEL_SKIPPED = (
     "some validation rules were not checked because the object was invalid; "
     "correct the existing errors to complete validation"
@@ -76,6 +77,11 @@ def validate(
     prepared = prepare(obj, compiled.node)
     old_prepared = prepare(old, compiled.node) if isinstance(old, dict) else None
     violations = validate_structure(compiled.validator, prepared)
+    unknown = [v for v in violations if v.rule == UNKNOWN_FIELD]
+    if unknown:
+        # Strict field validation (kubectl apply's default) fails the request while decoding it: the API
+        # server reports the unknown fields alone, before any schema or CEL check.
+        return ValidationResult(tuple(sort_violations(unknown)))
     not_evaluated = []
     if has_blocking(violations) and not cel_on_invalid:
         if compiled.node.cel_below:

@@ -1,0 +1,184 @@
+"""`function-dynamo validate` agrees with the real API server, document for document.
+
+For every claim of the corpus and every row of the bad-input catalogue, the API server's verdict on a
+server-side dry-run create (an update of the row's ``old``, for transition rules), with strict field
+validation as ``kubectl apply`` asks for, is compared with the verdict of the offline validation that
+``function-dynamo validate`` runs first (schema and CEL of the same derived CRD): both accept, or both
+reject naming the same field paths. The rules of the function itself come after the API server and are
+not part of this comparison.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pytest
+from apiserver import Installed, ensure_namespace, resource_path
+from controlplane import APIError, ControlPlane
+from test_validation_catalogue import CATALOGUE, claim
+
+from corpus import without_matcher_directives
+from functions.cli.manifests import load_documents
+from functions.validation import derive_crds, validate
+from tooling import REPO_ROOT, shared_dir
+
+NAMESPACE = "agreement"
+GROUP = "nvidia.com"
+PLURALS = {
+    "DynamoGraphDeployment": "dynamographdeployments",
+    "DynamoComponentDeployment": "dynamocomponentdeployments",
+    "DynamoGraphDeploymentScalingAdapter": "dynamographdeploymentscalingadapters",
+}
+# Rules the offline CEL cannot evaluate, so the two cannot agree on them: listed by name (none today).
+KNOWN_DISAGREEMENTS: dict[str, str] = {}
+
+_UNKNOWN_FIELD = re.compile(r'unknown field "([^"]+)"')
+_KEY = re.compile(r"\[([^\]\d][^\]]*)\]")
+
+
+def offline_crds() -> dict[str, dict[str, Any]]:
+    crds = {}
+    for xrd in load_documents(REPO_ROOT / "xrds"):
+        for crd in derive_crds(xrd):
+            crds[crd["spec"]["names"]["kind"]] = crd
+    return crds
+
+
+CRDS = offline_crds()
+
+
+def normalise(path: str) -> str:
+    """One spelling of a field path for both sides: map keys as ``.key``, no leading dot, the object itself as ``""``
+    (``<root>`` offline, ``<nil>`` in the API server's summary of skipped CEL rules)."""
+    path = _KEY.sub(lambda m: "." + m.group(1), path.strip())
+    return "" if path in ("<root>", "<nil>", "") else path.lstrip(".")
+
+
+def server_paths(err: APIError) -> set[str]:
+    """The field paths of an API server refusal: its causes, or the fields named by a strict decoding error."""
+    paths = {normalise(c.get("field") or "") for c in err.causes}
+    paths |= {normalise(f) for f in _UNKNOWN_FIELD.findall(str(err.status.get("message", "")))}
+    return paths or {""}
+
+
+def offline_paths(obj: dict[str, Any], old: dict[str, Any] | None) -> set[str] | None:
+    """None when the offline validation accepts ``obj``, else the normalised paths of its violations."""
+    result = validate(obj, CRDS[obj["kind"]], old=old)
+    if result.ok:
+        return None
+    return {normalise(v.path) for v in result.violations}
+
+
+def server_verdict(cp: ControlPlane, obj: dict[str, Any], old: dict[str, Any] | None) -> set[str] | None:
+    """None when the API server accepts ``obj`` (dry run), else the paths it names."""
+    client = cp.client
+    plural = PLURALS[obj["kind"]]
+    version = obj["apiVersion"].split("/")[1]
+    collection = resource_path(GROUP, version, plural, NAMESPACE)
+    strict = {"fieldValidation": "Strict"}
+    try:
+        if old is None:
+            client.request("POST", collection, obj, params={"dryRun": "All", **strict})
+            return None
+        stored = client.request("POST", collection, old, params=strict)
+        try:
+            update = copy.deepcopy(obj)
+            update["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
+            client.request("PUT", f"{collection}/{obj['metadata']['name']}", update, params={"dryRun": "All", **strict})
+            return None
+        finally:
+            client.delete(f"{collection}/{obj['metadata']['name']}")
+    except APIError as err:
+        if err.code >= 500:
+            raise
+        return server_paths(err)
+
+
+def corpus_claims() -> list[tuple[str, dict[str, Any]]]:
+    root = shared_dir() / "corpus"
+    if not root.is_dir():
+        return []
+    out = []
+    for path in sorted(root.rglob("*.yaml")):
+        for i, doc in enumerate(load_documents(path)):
+            if (
+                isinstance(doc, dict)
+                and doc.get("kind") in PLURALS
+                and str(doc.get("apiVersion", "")).startswith("nvidia.com/")
+            ):
+                out.append((f"{path.relative_to(root)}#{i}", doc))
+    return out
+
+
+def as_claim(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    obj = copy.deepcopy(doc)
+    meta = obj.setdefault("metadata", {})
+    meta["namespace"] = NAMESPACE
+    meta.setdefault("name", name)
+    return obj
+
+
+@pytest.fixture(scope="module")
+def cluster(control_plane: ControlPlane, installed: dict[str, Installed]) -> ControlPlane:
+    refused = [i for i in installed.values() if not i.accepted]
+    assert not refused, f"CRDs refused, so nothing can be compared: {refused}"
+    ensure_namespace(control_plane.client, NAMESPACE)
+    return control_plane
+
+
+def _compare(cp: ControlPlane, case: str, obj: dict[str, Any], old: dict[str, Any] | None, report: list[str]) -> None:
+    server = server_verdict(cp, obj, old)
+    offline = offline_paths(obj, old)
+    if server == offline:
+        return
+    if case in KNOWN_DISAGREEMENTS:
+        return
+    report.append(
+        f"{case}: API server {'accepts' if server is None else sorted(server)}, "
+        f"validate {'accepts' if offline is None else sorted(offline)}"
+    )
+
+
+def test_corpus_verdicts_agree(cluster: ControlPlane) -> None:
+    docs = corpus_claims()
+    if not docs:
+        pytest.skip(f"no corpus claims: {shared_dir() / 'corpus'} missing (../shared must be laid beside the checkout)")
+    disagreements: list[str] = []
+    accepted = 0
+    for i, (where, doc) in enumerate(docs):
+        obj = as_claim(doc, f"corpus-{i}")
+        _compare(cluster, where, obj, None, disagreements)
+        accepted += offline_paths(obj, None) is None
+    print(f"\ncorpus: {len(docs)} documents, {len(docs) - len(disagreements)} agreements, {accepted} accepted")
+    assert not disagreements, "\n".join(disagreements)
+    assert accepted >= len(docs) // 2  # the corpus is mostly valid: the comparison is not only of refusals
+
+
+CHECKED = [row for row in CATALOGUE if row["enforced_by"] != "not-enforced"]
+
+
+@pytest.mark.parametrize("row", CHECKED, ids=[r["id"] for r in CHECKED])
+def test_catalogue_verdicts_agree(row: dict[str, Any], cluster: ControlPlane) -> None:
+    name = f"row-{CATALOGUE.index(row)}"
+    obj = claim(row, row["example"])
+    obj["metadata"].update(name=name, namespace=NAMESPACE)
+    old = None
+    if row.get("old") is not None:
+        old = claim(row, row["old"])
+        old["metadata"].update(name=name, namespace=NAMESPACE)
+    server = server_verdict(cluster, obj, old)
+    offline = offline_paths(obj, old)
+    assert server == offline, f"API server: {server}, function-dynamo validate: {offline}"
+    if row["enforced_by"] in ("xrd-schema", "xrd-cel"):
+        assert server is not None and normalise(row["expect"]["path"]) in server, server
+    else:  # the function's own rules: the API server stores the claim, the render step refuses it
+        assert server is None
+
+
+def test_corpus_claims_are_unchanged_by_the_matcher_directives() -> None:
+    """The golden files' ``$strict``/``$ignore`` keys are what makes those documents invalid, on both sides."""
+    for _, doc in corpus_claims():
+        if without_matcher_directives(doc) != doc:
+            assert offline_paths(as_claim(doc, "x"), None) is not None

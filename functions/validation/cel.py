@@ -39,6 +39,10 @@ _NO_OVERLOAD = re.compile(r"found no matching overload for '([^']+)'")
 # Run-time errors caused by this evaluator rather than by the data: missing overloads (dynamic dispatch
 # found no implementation here) and values cel-expr-python cannot represent (integers beyond 64 bits).
 _OFFLINE_GAP = re.compile(r"[Nn]o matching overload|Non-CEL value type|out of range for '(self|oldSelf|__old)\b")
+# ... except a call of a Kubernetes library function with an argument type Kubernetes has no overload
+# for either (quantity() and isQuantity() take a string): the API server fails the rule on such data.
+_NO_KUBERNETES_OVERLOAD = re.compile(r"No matching overloads found\s*:\s*((?:quantity|isQuantity)\((\w+)\))")
+_CEL_TYPE_NAMES = {"int64": "int", "uint64": "uint", "double": "double", "bool": "bool", "bytes": "bytes"}
 _FIELD_PATH_PART = re.compile(
     r"""\.([A-Za-z_][A-Za-z0-9_-]*)|\[\s*'((?:\\.|[^'])*)'\s*\]|\[\s*"((?:\\.|[^"])*)"\s*\]|\[(\d+)\]"""
 )
@@ -202,7 +206,17 @@ def _run_rules(node: SchemaNode, value: Any, old: Any, path: str, walk: _Walk, r
             )
         elif kind == cel.Type.ERROR:
             error = str(result.value())
-            if _OFFLINE_GAP.search(error):
+            no_overload = _NO_KUBERNETES_OVERLOAD.search(error)
+            if no_overload:
+                call = no_overload.group(1).replace(
+                    no_overload.group(2), _CEL_TYPE_NAMES.get(no_overload.group(2), no_overload.group(2))
+                )
+                message = (
+                    f"Invalid value: \"object\": 'no such overload: {call}': call arguments did not match a supported "
+                    f"operator, function or macro signature for rule: {_rule_error_string(raw)}"
+                )
+                walk.violations.append(Violation(path, label, message))
+            elif _OFFLINE_GAP.search(error):
                 reason = f"cel-expr-python cannot evaluate it: {error}"
                 walk.not_evaluated.append(NotEvaluated(path, label, reason))
             else:

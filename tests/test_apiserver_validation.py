@@ -15,13 +15,13 @@ import re
 from typing import Any
 
 import pytest
+
 from apiserver import Installed, ensure_namespace, resource_path
 from controlplane import APIError, ControlPlane
-from test_validation_catalogue import CATALOGUE, claim
-
 from corpus import without_matcher_directives
 from functions.cli.manifests import load_documents
 from functions.validation import derive_crds, validate
+from test_validation_catalogue import CATALOGUE, claim
 from tooling import REPO_ROOT, shared_dir
 
 NAMESPACE = "agreement"
@@ -152,7 +152,7 @@ def test_corpus_verdicts_agree(cluster: ControlPlane) -> None:
         _compare(cluster, where, obj, None, disagreements)
         accepted += offline_paths(obj, None) is None
     print(f"\ncorpus: {len(docs)} documents, {len(docs) - len(disagreements)} agreements, {accepted} accepted")
-    assert not disagreements, "\n".join(disagreements)
+    assert not disagreements, "\n".join([*disagreements, cluster.where()])
     assert accepted >= len(docs) // 2  # the corpus is mostly valid: the comparison is not only of refusals
 
 
@@ -170,7 +170,7 @@ def test_catalogue_verdicts_agree(row: dict[str, Any], cluster: ControlPlane) ->
         old["metadata"].update(name=name, namespace=NAMESPACE)
     server = server_verdict(cluster, obj, old)
     offline = offline_paths(obj, old)
-    assert server == offline, f"API server: {server}, function-dynamo validate: {offline}"
+    assert server == offline, f"API server: {server}, function-dynamo validate: {offline} ({cluster.where()})"
     if row["enforced_by"] in ("xrd-schema", "xrd-cel"):
         assert server is not None and normalise(row["expect"]["path"]) in server, server
     else:  # the function's own rules: the API server stores the claim, the render step refuses it
@@ -182,3 +182,76 @@ def test_corpus_claims_are_unchanged_by_the_matcher_directives() -> None:
     for _, doc in corpus_claims():
         if without_matcher_directives(doc) != doc:
             assert offline_paths(as_claim(doc, "x"), None) is not None
+
+
+# --- the preview renders what the API server stores -------------------------------------------------
+
+STORED_META = ("labels", "annotations", "name", "namespace")
+
+
+def _comparable(obj: dict[str, Any]) -> dict[str, Any]:
+    """What the preview must match: spec, and the metadata a user writes (the server adds uid, times, ...)."""
+    meta = obj.get("metadata") or {}
+    return {"spec": obj.get("spec"), "metadata": {k: meta[k] for k in STORED_META if k in meta}}
+
+
+def _stored(cp: ControlPlane, obj: dict[str, Any], field_validation: str) -> dict[str, Any] | None:
+    spec = CRDS[obj["kind"]]["spec"]
+    version = obj["apiVersion"].split("/")[1]
+    namespace = NAMESPACE if spec["scope"] == "Namespaced" else None
+    path = resource_path(GROUP, version, spec["names"]["plural"], namespace)
+    try:
+        return cp.client.request("POST", path, obj, params={"dryRun": "All", "fieldValidation": field_validation})
+    except APIError as err:
+        if err.code >= 500:
+            raise
+        return None
+
+
+def _with_unknown_fields(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with fields no schema declares, at the top of spec and inside each service or component."""
+    obj = copy.deepcopy(doc)
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return obj
+    spec["notAField"] = {"nested": True}
+    for service in (spec.get("services") or {}).values():
+        if isinstance(service, dict):
+            service["alsoNotAField"] = 1
+    for component in spec.get("components") or []:
+        if isinstance(component, dict):
+            component["alsoNotAField"] = [1, 2]
+            for container in ((component.get("podTemplate") or {}).get("spec") or {}).get("containers") or []:
+                container["notAContainerField"] = "x"
+    return obj
+
+
+@pytest.mark.parametrize("field_validation", ["Strict", "Warn"])
+def test_the_preview_renders_what_the_api_server_stores(cluster: ControlPlane, field_validation: str) -> None:
+    """For every corpus claim (with unknown fields added, under Warn), the claim and then the XR the preview
+    renders from equal what the API server stores for them: pruned, nulls dropped, defaults applied."""
+    from functions.cli.admission import admit_manifest
+    from functions.cli.manifests import claim_to_xr
+
+    docs = corpus_claims()
+    if not docs:
+        pytest.skip(f"no corpus claims: {shared_dir() / 'corpus'} missing (../shared must be laid beside the checkout)")
+    compared = 0
+    for i, (where, doc) in enumerate(docs):
+        obj = as_claim(doc, f"stored-{i}")
+        if field_validation == "Warn":
+            obj = _with_unknown_fields(obj)
+        admission = admit_manifest(obj, field_validation=field_validation)  # type: ignore[arg-type]
+        stored = _stored(cluster, obj, field_validation)
+        assert (stored is None) == (admission.object is None), (where, admission.result.violations)
+        if stored is None:
+            continue
+        assert _comparable(admission.object) == _comparable(stored), where
+        xr = claim_to_xr(stored)
+        xr_admission = admit_manifest(xr)
+        stored_xr = _stored(cluster, xr, "Strict")
+        assert stored_xr is not None and xr_admission.object is not None, (where, xr_admission.result.violations)
+        assert _comparable(xr_admission.object) == _comparable(stored_xr), where
+        compared += 1
+    print(f"\nstored == previewed ({field_validation}): {compared} of {len(docs)} corpus claims (the rest refused)")
+    assert compared >= len(docs) // 2

@@ -18,6 +18,10 @@ CLAIM_KINDS = {
 }
 CLAIM_NAME_LABEL = "crossplane.io/claim-name"
 CLAIM_NAMESPACE_LABEL = "crossplane.io/claim-namespace"
+# Spec fields only a claim has: Crossplane's claim syncer does not copy them into the XR. The other
+# machinery fields (compositionRef, compositionSelector, compositionUpdatePolicy,
+# compositionRevisionSelector) are propagated; compositionRevisionRef only with a Manual update policy.
+CLAIM_ONLY_SPEC_FIELDS = frozenset({"compositeDeletePolicy", "resourceRef", "writeConnectionSecretToRef"})
 
 
 class ManifestError(ValueError):
@@ -61,7 +65,9 @@ def claim_to_xr(claim: dict[str, Any], default_namespace: str = "default") -> di
     xr_meta: dict[str, Any] = {"name": xr_name_for_claim(name, namespace), "labels": labels}
     if meta.get("annotations"):
         xr_meta["annotations"] = dict(meta["annotations"])
-    spec = dict(claim.get("spec") or {})
+    spec = {k: v for k, v in (claim.get("spec") or {}).items() if k not in CLAIM_ONLY_SPEC_FIELDS}
+    if spec.get("compositionUpdatePolicy") != "Manual":
+        spec.pop("compositionRevisionRef", None)
     spec["claimRef"] = {"apiVersion": claim["apiVersion"], "kind": kind, "name": name, "namespace": namespace}
     return {"apiVersion": xr_api_version, "kind": xr_kind, "metadata": xr_meta, "spec": spec}
 

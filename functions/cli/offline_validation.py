@@ -1,27 +1,25 @@
 """``function-dynamo validate``: check manifests as the cluster would, without a cluster.
 
-First the structural schema and CEL rules of the CRD Crossplane derives from our XRD (what the API
-server checks), then the function's own rules (what the render step would reject with a Fatal).
+First what the API server does with the manifest (``functions.cli.admission``: unknown fields, nulls,
+defaults, then the structural schema and CEL rules of the CRD Crossplane derives from our XRD), then
+the function's own rules on the admitted object (what the render step would reject with a Fatal).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from functions.api.platform import PLATFORM_REQUIREMENT
-from functions.cli.manifests import CLAIM_KINDS, as_xr, load_documents
+from functions.cli.admission import admit_manifest, served
+from functions.cli.manifests import as_xr, load_documents
 from functions.contract import StepRequest
 from functions.steps.component.step import component_deployment
 from functions.steps.graph.render import render_graph_deployment
 from functions.steps.scaling.step import scaling_adapter
-from functions.validation import derive_crds, validate
-from functions.xrd import GROUP
+from functions.validation import FieldValidation
 
-XRD_DIR = Path(__file__).resolve().parents[2] / "xrds"
-XR_KINDS = {xr_kind for xr_kind, _ in CLAIM_KINDS.values()}
 SCALING_ADAPTER_KINDS = {"DynamoGraphDeploymentScalingAdapter", "XDynamoGraphDeploymentScalingAdapter"}
 COMPONENT_DEPLOYMENT_KINDS = {"DynamoComponentDeployment", "XDynamoComponentDeployment"}
 UNSUPPORTED = "not supported yet"
@@ -31,6 +29,7 @@ UNSUPPORTED = "not supported yet"
 class DocumentReport:
     where: str  # file#index kind/name
     violations: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the API server would warn about (pruned fields)
     unsupported: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -39,30 +38,25 @@ class DocumentReport:
         return not self.violations
 
 
-@cache
-def _crds() -> dict[str, dict[str, Any]]:
-    crds: dict[str, dict[str, Any]] = {}
-    for xrd in load_documents(XRD_DIR):
-        for crd in derive_crds(xrd):
-            crds[crd["spec"]["names"]["kind"]] = crd
-    return crds
-
-
-def served(doc: dict[str, Any]) -> bool:
-    return str(doc.get("apiVersion", "")).split("/")[0] == GROUP and doc.get("kind") in {*CLAIM_KINDS, *XR_KINDS}
-
-
 def validate_document(
-    doc: dict[str, Any], where: str, old: dict[str, Any] | None = None, platform: list[dict[str, Any]] | None = None
+    doc: dict[str, Any],
+    where: str,
+    old: dict[str, Any] | None = None,
+    platform: list[dict[str, Any]] | None = None,
+    field_validation: FieldValidation = "Strict",
 ) -> DocumentReport:
     name = (doc.get("metadata") or {}).get("name", "?")
     report = DocumentReport(f"{where} {doc.get('kind')}/{name}")
-    result = validate(doc, _crds()[doc["kind"]], old=old)
+    admission = admit_manifest(doc, old=old, field_validation=field_validation)
+    result = admission.result
     report.violations += [str(v) for v in result.violations]
+    report.warnings += admission.warnings
     report.notes += [f"not evaluated: {n.path}: {n.rule} ({n.reason})" for n in result.not_evaluated]
-    if report.violations:
+    if admission.object is None:
         return report  # the API server would stop here; the function never sees the object
-    request = StepRequest(input={}, observed_composite=as_xr(doc), required={PLATFORM_REQUIREMENT: platform or []})
+    request = StepRequest(
+        input={}, observed_composite=as_xr(admission.object), required={PLATFORM_REQUIREMENT: platform or []}
+    )
     if doc["kind"] in SCALING_ADAPTER_KINDS:
         step = scaling_adapter
     elif doc["kind"] in COMPONENT_DEPLOYMENT_KINDS:
@@ -81,7 +75,10 @@ def validate_document(
 
 
 def validate_files(
-    paths: list[Path], old: Path | None = None, platform: Path | None = None
+    paths: list[Path],
+    old: Path | None = None,
+    platform: Path | None = None,
+    field_validation: FieldValidation = "Strict",
 ) -> tuple[list[DocumentReport], int]:
     """Reports for every document this package serves, and the number of other documents skipped."""
     platform_docs = load_documents(platform) if platform else []
@@ -94,5 +91,5 @@ def validate_files(
                 skipped += 1
                 continue
             previous = old_docs.get(((doc.get("metadata") or {}).get("name"), doc.get("kind")))
-            reports.append(validate_document(doc, f"{path}#{index}", previous, platform_docs))
+            reports.append(validate_document(doc, f"{path}#{index}", previous, platform_docs, field_validation))
     return reports, skipped

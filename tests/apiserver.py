@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from controlplane import APIError, Client
-
 from functions.cli.manifests import load_documents
 from functions.validation import derive_crds
 

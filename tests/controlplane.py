@@ -10,6 +10,7 @@ Server logs go to files in the run's directory, which failures point at.
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import signal
@@ -17,7 +18,6 @@ import socket
 import ssl
 import subprocess
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
@@ -144,6 +144,7 @@ class Client:
     base: str
     pki: Path
     _ctx: ssl.SSLContext = field(init=False)
+    _conn: http.client.HTTPSConnection | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self._ctx = ssl.create_default_context(cafile=str(self.pki / "ca.crt"))
@@ -160,22 +161,37 @@ class Client:
         timeout: float = 60,
         raw: bool = False,
     ) -> Any:
-        url = self.base + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        target = path + ("?" + urllib.parse.urlencode(params) if params else "")
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": content_type})
-        try:
-            with urllib.request.urlopen(req, context=self._ctx, timeout=timeout) as rsp:
+        headers = {"Content-Type": content_type, "Accept": "application/json"}
+        for attempt in (1, 2):  # one keep-alive connection; a dropped one is opened again once
+            conn = self._connection(timeout)
+            try:
+                conn.request(method, target, body=data, headers=headers)
+                rsp = conn.getresponse()
                 body_bytes = rsp.read()
-        except urllib.error.HTTPError as err:
-            body_bytes = err.read()
+                break
+            except (http.client.HTTPException, OSError):
+                conn.close()
+                self._conn = None
+                if attempt == 2:
+                    raise
+        if rsp.status >= 300:
             try:
                 status = json.loads(body_bytes)
             except ValueError:
                 status = {"message": body_bytes.decode(errors="replace")}
-            raise APIError(err.code, status, f"{method} {path}") from None
+            raise APIError(rsp.status, status, f"{method} {path}")
         if raw:
             return body_bytes.decode(errors="replace")
         return json.loads(body_bytes) if body_bytes else None
+
+    def _connection(self, timeout: float) -> http.client.HTTPSConnection:
+        if self._conn is None:
+            parsed = urllib.parse.urlsplit(self.base)
+            self._conn = http.client.HTTPSConnection(parsed.hostname, parsed.port, context=self._ctx, timeout=timeout)
+        self._conn.timeout = timeout
+        return self._conn
 
     def get(self, path: str, **kw: Any) -> Any:
         return self.request("GET", path, **kw)
@@ -203,13 +219,14 @@ class ControlPlane:
         return "control-plane logs: " + ", ".join(f"{k}={v}" for k, v in sorted(self.logs.items()))
 
     def stop(self) -> None:
+        """SIGTERM each process by PID, newest first, each before the next (the API server needs etcd
+        to shut down cleanly); SIGKILL what does not exit within 10 s."""
         for proc in reversed(self.procs):
             if proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(proc.pid, signal.SIGTERM)
-        for proc in reversed(self.procs):
             try:
-                proc.wait(timeout=15)
+                proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(proc.pid, signal.SIGKILL)

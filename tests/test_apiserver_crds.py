@@ -12,9 +12,9 @@ import copy
 from typing import Any
 
 import pytest
+
 from apiserver import CRDS, Installed, derived_crds
 from controlplane import APIError, ControlPlane
-
 from tooling import require_shared
 
 DERIVED = derived_crds()

@@ -3,8 +3,10 @@
 #
 #   ${FUNCTION_DYNAMO_CACHE:-$HOME/.cache/function-dynamo}/
 #     bin/crank-<CROSSPLANE_VERSION>   the Crossplane CLI, built from its Go module
+#     bin/crossplane-<CROSSPLANE_VERSION>-loopback   Crossplane core, its listeners patched to 127.0.0.1
+#     crds/crossplane-<CROSSPLANE_VERSION>/          Crossplane's own CRDs (`crossplane core init` installs them)
 #     crds/<name>/*.yaml               CRDs of the APIs we render into (copies)
-#     tools.env                        CRANK=... and CRDS_DIR=... (KEY=VALUE, unquoted)
+#     tools.env                        CRANK=..., CROSSPLANE=..., CROSSPLANE_CRDS=..., CRDS_DIR=... (KEY=VALUE)
 #
 # Idempotent: a crank binary that is present and reports the pinned version is
 # not rebuilt; a CRD directory whose .source stamp matches the pinned module is
@@ -52,6 +54,8 @@ CACHE="${FUNCTION_DYNAMO_CACHE:-$HOME/.cache/function-dynamo}"
 BIN_DIR="$CACHE/bin"
 CRDS_DIR="$CACHE/crds"
 CRANK="$BIN_DIR/crank-$CROSSPLANE_VERSION"
+CROSSPLANE="$BIN_DIR/crossplane-$CROSSPLANE_VERSION-loopback"
+CROSSPLANE_CRDS="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION"
 
 die() { echo "install-tools.sh: error: $*" >&2; exit 1; }
 step() { echo "==> install-tools: $*"; }
@@ -93,6 +97,24 @@ mod_download() {
     [[ -d "$MOD_DIR" ]] || die "go mod download $1 reported no usable Dir (got '$MOD_DIR')"
 }
 
+# crossplane_build DIR PKG DEST: build a Crossplane command (version stamped) from DIR into DEST.
+#   go prints one "go: downloading" line per dependency (~230 on a cold module
+#   cache): its output goes to a log, shown only on failure.
+crossplane_build() {
+    local dir="$1" pkg="$2" dest="$3"
+    local tmp_bin="$BIN_DIR/.$(basename "$dest").tmp.$$"
+    partial+=("$tmp_bin")
+    build_log="$work/go-build-$(basename "$pkg").log"
+    if ! (cd "$dir" && CGO_ENABLED=0 go build -trimpath \
+            -ldflags "-X=$CROSSPLANE_MODULE/internal/version.version=$CROSSPLANE_VERSION" \
+            -o "$tmp_bin" "$pkg") >"$build_log" 2>&1; then
+        rm -f "$tmp_bin"
+        grep -v '^go: downloading ' "$build_log" | tail -n 60 >&2 || true
+        die "building $pkg of crossplane $CROSSPLANE_VERSION failed (go output above)"
+    fi
+    mv -f "$tmp_bin" "$dest"
+}
+
 # --- Crossplane CLI -----------------------------------------------------------
 
 crank_ok() {
@@ -106,21 +128,35 @@ else
     mod_download "$CROSSPLANE_MODULE@$CROSSPLANE_VERSION"
     step "crank $CROSSPLANE_VERSION: building ./cmd/crank in $MOD_DIR (takes ~2-5 minutes on 2 cores)"
     t0=$SECONDS
-    tmp_bin="$BIN_DIR/.crank-$CROSSPLANE_VERSION.tmp.$$"
-    partial+=("$tmp_bin")
-    # go prints one "go: downloading" line per dependency (~230 on a cold
-    # module cache): keep its output in a log, show it only on failure.
-    build_log="$work/go-build.log"
-    if ! (cd "$MOD_DIR" && CGO_ENABLED=0 go build -trimpath \
-            -ldflags "-X=$CROSSPLANE_MODULE/internal/version.version=$CROSSPLANE_VERSION" \
-            -o "$tmp_bin" ./cmd/crank) >"$build_log" 2>&1; then
-        rm -f "$tmp_bin"
-        grep -v '^go: downloading ' "$build_log" | tail -n 60 >&2 || true
-        die "building crank $CROSSPLANE_VERSION failed (go output above)"
-    fi
-    mv -f "$tmp_bin" "$CRANK"
+    crossplane_build "$MOD_DIR" ./cmd/crank "$CRANK"
     crank_ok || die "built $CRANK but '$CRANK version --client' does not report $CROSSPLANE_VERSION"
     step "crank $CROSSPLANE_VERSION: built in $((SECONDS - t0))s ($(grep -c '^go: downloading ' "$build_log" || true) modules downloaded): $CRANK"
+fi
+
+# --- Crossplane core -------------------------------------------------------------
+
+if [[ -x "$CROSSPLANE" ]] && "$CROSSPLANE" --help >/dev/null 2>&1 && [[ -f "$CROSSPLANE_CRDS/.source" ]]; then
+    step "crossplane core $CROSSPLANE_VERSION: present, skipping build: $CROSSPLANE"
+else
+    mod_download "$CROSSPLANE_MODULE@$CROSSPLANE_VERSION"
+    src="$work/crossplane"
+    cp -r "$MOD_DIR" "$src"
+    chmod -R u+w "$src"
+    # core.go binds the metrics and health-probe listeners to ":<port>", every interface: loopback only.
+    core="$src/cmd/crossplane/core/core.go"
+    n="$(grep -c 'fmt.Sprintf(":%d"' "$core" || true)"
+    [[ "$n" == 2 ]] || die "$core: expected 2 listeners bound to \":%d\", found $n (did the version change?)"
+    sed -i 's/fmt.Sprintf(":%d"/fmt.Sprintf("127.0.0.1:%d"/' "$core"
+    step "crossplane core $CROSSPLANE_VERSION: building ./cmd/crossplane, listeners on 127.0.0.1 (~30 s after crank)"
+    t0=$SECONDS
+    crossplane_build "$src" ./cmd/crossplane "$CROSSPLANE"
+    stage="$CRDS_DIR/.crossplane.tmp.$$"
+    partial+=("$stage")
+    rm -rf "$stage" && mkdir -p "$stage"
+    install -m 0644 "$MOD_DIR"/cluster/crds/*.yaml "$stage/"
+    printf '%s\n' "$CROSSPLANE_MODULE@$CROSSPLANE_VERSION" >"$stage/.source"
+    rm -rf "$CROSSPLANE_CRDS" && mv "$stage" "$CROSSPLANE_CRDS"
+    step "crossplane core $CROSSPLANE_VERSION: built in $((SECONDS - t0))s: $CROSSPLANE"
 fi
 
 # --- CRDs -----------------------------------------------------------------------
@@ -176,6 +212,8 @@ install_crds volcano "$VOLCANO_MODULE" "$VOLCANO_VERSION" "" \
 
 {
     echo "CRANK=$CRANK"
+    echo "CROSSPLANE=$CROSSPLANE"
+    echo "CROSSPLANE_CRDS=$CROSSPLANE_CRDS"
     echo "CRDS_DIR=$CRDS_DIR"
 } >"$CACHE/tools.env.tmp.$$"
 mv -f "$CACHE/tools.env.tmp.$$" "$CACHE/tools.env"

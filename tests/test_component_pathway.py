@@ -112,6 +112,25 @@ def test_the_example_names_labels_and_specs() -> None:
     assert {"ServiceAccount", "Role", "RoleBinding"} <= kinds and not kinds & {"Deployment", "PodCliqueSet", "Service"}
 
 
+def test_a_dcd_name_too_long_for_a_composite_is_cut_and_hashed() -> None:
+    """Crossplane refuses XR names over 63 characters: a long namespace must not make the DCDs uncreatable
+    (a real Crossplane showed it: e2e-vllm-disagg-no-grove.vllm-disagg-ng-vllmdecodeworker-<hash> is 66)."""
+    claim = load_claim(EXAMPLE)
+    names = {}
+    for namespace in ("a-namespace-whose-name-is-rather-long", "a-namespace-whose-name-is-rather-lonG".lower() + "x"):
+        claim["metadata"]["namespace"] = namespace
+        dcds = by_kind(rendered(claim), "XDynamoComponentDeployment")
+        names[namespace] = sorted(d["metadata"]["name"] for d in dcds)
+        for dcd in dcds:
+            name = dcd["metadata"]["name"]
+            full = f"{namespace}.{dcd['metadata']['annotations']['dynamo.fn.crossplane.io/claim-name']}"
+            assert len(name) <= 63, name
+            assert name == full if len(full) <= 63 else re.fullmatch(r"[a-z0-9.-]{1,54}-[0-9a-f]{8}", name), name
+    first, second = names.values()
+    assert not set(first) & set(second)  # still unique per namespace
+    assert rendered(claim) == rendered(claim)  # and stable
+
+
 def test_the_worker_hash_follows_pod_relevant_worker_fields_only() -> None:
     xr = claim_to_xr(load_claim(EXAMPLE))
 

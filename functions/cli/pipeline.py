@@ -301,16 +301,20 @@ def composes_kind(compositions: list[dict[str, Any]], obj: dict[str, Any]) -> di
 
 
 def render_nested(
-    out: RenderOutput, compositions: list[dict[str, Any]], required: list[dict[str, Any]] | None = None
+    out: RenderOutput,
+    compositions: list[dict[str, Any]],
+    required: list[dict[str, Any]] | None = None,
+    admit: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> list[RenderOutput]:
     """Render every nested composite ``out`` composed (DCDs, scaling adapters), depth first, as Crossplane
-    would once it creates them: with the same required resources and nothing observed yet."""
+    would once it creates them: with the same required resources and nothing observed yet. ``admit``
+    turns each into what the API server stores (or raises, as the API server refuses it)."""
     rendered: list[RenderOutput] = []
     for obj in out.composed:
         comp = composes_kind(compositions, obj)
         if comp is None:
             continue
-        child = render(obj, comp, [], required)
+        child = render(admit(obj) if admit else obj, comp, [], required)
         rendered.append(child)
-        rendered.extend(render_nested(child, compositions, required))
+        rendered.extend(render_nested(child, compositions, required, admit))
     return rendered

@@ -94,7 +94,8 @@ def render_cmd(
         observed = load_documents(observed_resources) if observed_resources else []
         required = load_documents(required_resources) if required_resources else []
         out = render(xr, comp, observed, required)
-        children = render_nested(out, compositions, required) if nested else []
+        admit_xr = lambda xr: _admitted(xr, "Strict")  # noqa: E731
+        children = render_nested(out, compositions, required, admit_xr) if nested else []
     except (ManifestError, RenderError) as err:
         click.echo(f"function-dynamo render: {err}", err=True)
         sys.exit(1)

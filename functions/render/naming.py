@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from functions.api.graph import Component, Graph, SpecError
 from functions.api.normalise import DNS1123_SUBDOMAIN
 
@@ -67,19 +69,26 @@ def discovery_service_account(graph: Graph) -> str:
     return f"{graph.name}-k8s-service-discovery"
 
 
-MAX_OBJECT_NAME = 253
+# Crossplane's XR CRDs cap metadata.name at 63 characters (composite names become label values).
+MAX_COMPOSITE_NAME = 63
+COMPOSITE_HASH_LENGTH = 8
 
 
 def namespaced_name(graph: Graph, name: str, what: str, path: str) -> str:
     """``{namespace}.{name}``: the name of a cluster-scoped composite a DGD composes for one of its components.
 
     Upstream's namespaced object of that name would collide between two namespaces holding DGDs of the
-    same name. Raises ``SpecError`` at ``path`` when the result is not a valid object name.
+    same name. A name longer than a composite may be is cut and ends in ``-`` and 8 hex digits of its
+    SHA-256, so it stays unique and stable. Raises ``SpecError`` at ``path`` when the result is not a
+    valid object name.
     """
     qualified = f"{graph.namespace}.{name}"
-    if len(qualified) > MAX_OBJECT_NAME or not DNS1123_SUBDOMAIN.match(qualified):
+    if len(qualified) > MAX_COMPOSITE_NAME:
+        digest = hashlib.sha256(qualified.encode()).hexdigest()[:COMPOSITE_HASH_LENGTH]
+        qualified = f"{qualified[: MAX_COMPOSITE_NAME - COMPOSITE_HASH_LENGTH - 1].rstrip('.-')}-{digest}"
+    if not DNS1123_SUBDOMAIN.match(qualified):
         raise SpecError(
             f"{path}: the {what}'s name {qualified!r} is not a valid object name "
-            f"(a lowercase RFC 1123 subdomain of at most {MAX_OBJECT_NAME} characters)"
+            f"(a lowercase RFC 1123 subdomain of at most {MAX_COMPOSITE_NAME} characters)"
         )
     return qualified

@@ -5,6 +5,7 @@
 #     bin/crank-<CROSSPLANE_VERSION>   the Crossplane CLI, built from its Go module
 #     bin/crossplane-<CROSSPLANE_VERSION>-loopback   Crossplane core, its listeners patched to 127.0.0.1
 #     crds/crossplane-<CROSSPLANE_VERSION>/          Crossplane's own CRDs (`crossplane core init` installs them)
+#     bin/oci-registry-<source hash>   tools/oci-registry: a loopback OCI registry the packages are pushed to
 #     crds/<name>/*.yaml               CRDs of the APIs we render into (copies)
 #     tools.env                        CRANK=..., CROSSPLANE=..., CROSSPLANE_CRDS=..., CRDS_DIR=... (KEY=VALUE)
 #
@@ -50,6 +51,7 @@ VOLCANO_VERSION=v1.10.0
 
 # -----------------------------------------------------------------------------
 
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${FUNCTION_DYNAMO_CACHE:-$HOME/.cache/function-dynamo}"
 BIN_DIR="$CACHE/bin"
 CRDS_DIR="$CACHE/crds"
@@ -159,6 +161,23 @@ else
     step "crossplane core $CROSSPLANE_VERSION: built in $((SECONDS - t0))s: $CROSSPLANE"
 fi
 
+# --- the loopback OCI registry ----------------------------------------------------
+
+registry_hash="$(cat "$repo_root/tools/oci-registry/go.mod" "$repo_root/tools/oci-registry/go.sum" \
+    "$repo_root/tools/oci-registry/main.go" | sha256sum | cut -c1-12)"
+OCI_REGISTRY="$BIN_DIR/oci-registry-$registry_hash"
+if [[ -x "$OCI_REGISTRY" ]]; then
+    step "oci-registry: present: $OCI_REGISTRY"
+else
+    step "oci-registry: building tools/oci-registry"
+    tmp_bin="$BIN_DIR/.oci-registry.tmp.$$"
+    partial+=("$tmp_bin")
+    (cd "$repo_root/tools/oci-registry" && CGO_ENABLED=0 go build -trimpath -o "$tmp_bin" .) >"$work/registry.log" 2>&1 \
+        || { grep -v '^go: downloading ' "$work/registry.log" | tail -n 40 >&2; die "building tools/oci-registry failed"; }
+    mv -f "$tmp_bin" "$OCI_REGISTRY"
+    step "oci-registry: built: $OCI_REGISTRY"
+fi
+
 # --- CRDs -----------------------------------------------------------------------
 
 # install_crds NAME MODULE VERSION EXPECTED_SUM GLOB...
@@ -214,6 +233,7 @@ install_crds volcano "$VOLCANO_MODULE" "$VOLCANO_VERSION" "" \
     echo "CRANK=$CRANK"
     echo "CROSSPLANE=$CROSSPLANE"
     echo "CROSSPLANE_CRDS=$CROSSPLANE_CRDS"
+    echo "OCI_REGISTRY=$OCI_REGISTRY"
     echo "CRDS_DIR=$CRDS_DIR"
 } >"$CACHE/tools.env.tmp.$$"
 mv -f "$CACHE/tools.env.tmp.$$" "$CACHE/tools.env"

@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from apiserver import Installed, derived_crds, install_crd
 from controlplane import ControlPlane, start_control_plane
+from crossplane_core import Crossplane, start_crossplane
 from functions.cli.manifests import load_documents
 from server import REPO, serving
 from tooling import require_crank
@@ -43,3 +44,9 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
 def installed(control_plane: ControlPlane) -> dict[str, Installed]:
     """The CRDs Crossplane derives from our XRDs, created in the real API server (once per session)."""
     return {crd["metadata"]["name"]: install_crd(control_plane.client, crd) for crd in derived_crds()}
+
+
+@pytest.fixture(scope="session")
+def crossplane(control_plane: ControlPlane) -> Iterator[Crossplane]:
+    """Crossplane core on the control plane, function-dynamo's packages installed (its processes stop with it)."""
+    yield start_crossplane(control_plane)

@@ -213,6 +213,7 @@ class ControlPlane:
     logs: dict[str, Path]
     pids: dict[str, int] = field(default_factory=dict)
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    kubeconfig: Path | None = None
 
     def where(self) -> str:
         """The server logs, for an assertion message."""
@@ -233,17 +234,19 @@ class ControlPlane:
                 proc.wait()
 
 
-def _start(cp: ControlPlane, name: str, argv: list[str]) -> None:
+def start_process(cp: ControlPlane, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+    """Start ``argv`` in its own session, output to ``<run dir>/<name>.log``, recorded by PID in ``cp``."""
     log = cp.run_dir / f"{name}.log"
     cp.logs[name] = log
     with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     cp.procs.append(proc)
     cp.pids[name] = proc.pid
 
 
-def _wait(cp: ControlPlane, name: str, ready: Any) -> None:
-    deadline = time.monotonic() + READY_SECONDS
+def wait_for(cp: ControlPlane, name: str, ready: Any, seconds: float = READY_SECONDS) -> None:
+    """Poll ``ready()`` until true; fail naming the log if the process exits or ``seconds`` pass."""
+    deadline = time.monotonic() + seconds
     proc = next(p for p in cp.procs if p.pid == cp.pids[name])
     while True:
         if proc.poll() is not None:
@@ -252,7 +255,7 @@ def _wait(cp: ControlPlane, name: str, ready: Any) -> None:
             if ready():
                 return
         if time.monotonic() > deadline:
-            raise RuntimeError(f"{name} not ready after {READY_SECONDS:.0f}s; see {cp.logs[name]}")
+            raise RuntimeError(f"{name} not ready after {seconds:.0f}s; see {cp.logs[name]}")
         time.sleep(0.2)
 
 
@@ -288,7 +291,7 @@ def start_control_plane(run_dir: Path) -> ControlPlane:
     cp = ControlPlane(run_dir=run_dir, client=Client(server, pki), logs={})
     try:
         etcd_url = f"http://127.0.0.1:{etcd_port}"
-        _start(
+        start_process(
             cp,
             "etcd",
             [
@@ -315,8 +318,8 @@ def start_control_plane(run_dir: Path) -> ControlPlane:
                 str(4 * 1024**3),
             ],
         )
-        _wait(cp, "etcd", lambda: urllib.request.urlopen(etcd_url + "/health", timeout=1).status == 200)
-        _start(
+        wait_for(cp, "etcd", lambda: urllib.request.urlopen(etcd_url + "/health", timeout=1).status == 200)
+        start_process(
             cp,
             "kube-apiserver",
             [
@@ -340,10 +343,11 @@ def start_control_plane(run_dir: Path) -> ControlPlane:
                 f"--cert-dir={run_dir / 'apiserver-certs'}",
             ],
         )
-        _wait(cp, "kube-apiserver", lambda: cp.client.request("GET", "/readyz", timeout=2, raw=True) == "ok")
+        wait_for(cp, "kube-apiserver", lambda: cp.client.request("GET", "/readyz", timeout=2, raw=True) == "ok")
         kubeconfig = run_dir / "kubeconfig.json"
         _kubeconfig(kubeconfig, server, pki)
-        _start(
+        cp.kubeconfig = kubeconfig
+        start_process(
             cp,
             "kube-controller-manager",
             [
@@ -359,7 +363,7 @@ def start_control_plane(run_dir: Path) -> ControlPlane:
                 f"--cert-dir={run_dir / 'kcm-certs'}",
             ],
         )
-        _wait(cp, "kube-controller-manager", lambda: (run_dir / "kube-controller-manager.log").stat().st_size > 0)
+        wait_for(cp, "kube-controller-manager", lambda: (run_dir / "kube-controller-manager.log").stat().st_size > 0)
     except BaseException:
         cp.stop()
         raise

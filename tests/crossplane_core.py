@@ -1,0 +1,300 @@
+"""A real Crossplane core on the test control plane, with function-dynamo installed as a platform team does.
+
+``start_crossplane`` runs, all on 127.0.0.1:
+
+1. ``crossplane core init`` (Crossplane's CRDs, its root CA and client certificate Secrets), then
+   ``crossplane core start`` with ``--package-runtime=Function=External``: Crossplane runs no
+   function pods, it dials the endpoint the Active FunctionRevision's status names;
+2. ``function-dynamo serve --tls-certs-dir`` with a server certificate issued by Crossplane's own root
+   CA, so Crossplane dials the project's mTLS path;
+3. a loopback OCI registry (``tools/oci-registry``) holding both packages, built with
+   ``crossplane xpkg build`` (``scripts/build-packages.sh``) and pushed with ``crossplane xpkg push``;
+4. an ``ImageConfig`` rewriting ``ghcr.io/function-dynamo/`` to the registry, the Configuration
+   package applied as a ``pkg.crossplane.io/v1 Configuration`` (Crossplane resolves and installs the
+   Function it depends on), the package runtime's part played on the FunctionRevision (endpoint, TLS
+   server Secret, RuntimeHealthy), ``package/rbac/clusterrole.yaml`` and the CRDs of the APIs the
+   package composes (Grove, LWS, Volcano, Istio, Inference Extension).
+
+Every process is recorded by PID in the ``ControlPlane`` and stopped with it; each has a log file.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from apiserver import ensure_namespace, install_crd
+from controlplane import APIError, ControlPlane, free_port, start_process, wait_for
+from tooling import CRD_SETS, _missing, _tools_env, crds_dir
+
+REPO = Path(__file__).resolve().parents[1]
+NAMESPACE = "crossplane-system"
+PACKAGE_PREFIX = "ghcr.io/function-dynamo/"
+PACKAGE_VERSION = "v0.1.0"
+CONFIGURATION = "function-dynamo-configuration"
+FUNCTION = "function-dynamo-function-dynamo"  # the name Crossplane gives the dependency, as Compositions use
+SERVER_SECRET = "function-dynamo-tls-server"
+INSTALL_SECONDS = 180.0
+PKG = "/apis/pkg.crossplane.io/v1"
+
+
+@dataclass
+class Crossplane:
+    cp: ControlPlane
+    registry: str  # host:port
+    function_address: str
+    crossplane_log: Path
+
+    def where(self) -> str:
+        return self.cp.where()
+
+
+def require_tools() -> dict[str, Path]:
+    env = _tools_env()
+    found = {k: Path(env[k]) for k in ("CRANK", "CROSSPLANE", "CROSSPLANE_CRDS", "OCI_REGISTRY") if env.get(k)}
+    if len(found) < 4 or not all(p.exists() for p in found.values()):
+        _missing("Crossplane core, crank or the OCI registry are not built: run scripts/install-tools.sh")
+    return found
+
+
+def _secret_data(cp: ControlPlane, name: str) -> dict[str, bytes]:
+    secret = cp.client.get(f"/api/v1/namespaces/{NAMESPACE}/secrets/{name}")
+    return {k: base64.b64decode(v) for k, v in (secret.get("data") or {}).items()}
+
+
+def _write_certs(directory: Path, files: dict[str, bytes]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        (directory / name).write_bytes(content)
+        os.chmod(directory / name, 0o600)
+    return directory
+
+
+def _issue_server_cert(directory: Path, ca_crt: bytes, ca_key: bytes) -> dict[str, bytes]:
+    """A serving certificate for 127.0.0.1 signed by Crossplane's root CA (openssl)."""
+    work = directory / "issue"
+    work.mkdir(parents=True)
+    (work / "ca.crt").write_bytes(ca_crt)
+    (work / "ca.key").write_bytes(ca_key)
+    (work / "ext").write_text("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+
+    def openssl(*args: str) -> None:
+        proc = subprocess.run(["openssl", *args], cwd=work, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"openssl {' '.join(args)}: {proc.stderr.strip()}")
+
+    openssl(
+        "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "tls.key", "-out", "tls.csr", "-subj", "/CN=function-dynamo"
+    )
+    openssl("x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", "tls.crt", "-days", "2", "-extfile", "ext")  # fmt: skip
+    return {"tls.crt": (work / "tls.crt").read_bytes(), "tls.key": (work / "tls.key").read_bytes(), "ca.crt": ca_crt}
+
+
+def _port_open(address: str) -> bool:
+    host, port = address.rsplit(":", 1)
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex((host, int(port))) == 0
+
+
+def _core_init(cp: ControlPlane, crossplane: Path, env: dict[str, str]) -> None:
+    """``crossplane core init``; its first run may fail while its own CRDs are not served yet."""
+    log = cp.run_dir / "crossplane-init.log"
+    cp.logs["crossplane-init"] = log
+    for attempt in range(1, 6):
+        with log.open("ab") as out:
+            proc = subprocess.run(
+                [str(crossplane), "core", "init", f"--namespace={NAMESPACE}", "--enable-webhooks=false"],
+                env=env, stdout=out, stderr=subprocess.STDOUT, timeout=180,
+            )  # fmt: skip
+        if proc.returncode == 0:
+            return
+        time.sleep(attempt)
+    raise RuntimeError(f"crossplane core init failed 5 times; see {log}")
+
+
+def _build_and_push(cp: ControlPlane, crank: Path, registry: str) -> None:
+    out = cp.run_dir / "packages"
+    log = cp.run_dir / "packages.log"
+    cp.logs["packages"] = log
+    with log.open("ab") as f:
+        subprocess.run(["bash", str(REPO / "scripts" / "build-packages.sh"), str(crank), str(out)],
+                       check=True, stdout=f, stderr=subprocess.STDOUT, timeout=300)  # fmt: skip
+        for file, name in (("function-dynamo.xpkg", "function-dynamo"), (f"{CONFIGURATION}.xpkg", CONFIGURATION)):
+            ref = f"{registry}/function-dynamo/{name}:{PACKAGE_VERSION}"
+            subprocess.run([str(crank), "xpkg", "push", "-f", str(out / file), ref],
+                           check=True, stdout=f, stderr=subprocess.STDOUT, timeout=120)  # fmt: skip
+
+
+def _conditions(obj: dict[str, Any]) -> dict[str, str]:
+    return {c.get("type"): c.get("status") for c in (obj.get("status") or {}).get("conditions") or []}
+
+
+def _active_revision(cp: ControlPlane) -> dict[str, Any] | None:
+    revisions = cp.client.get(
+        f"{PKG}/functionrevisions", params={"labelSelector": f"pkg.crossplane.io/package={FUNCTION}"}
+    )
+    active = [r for r in revisions.get("items", []) if (r.get("spec") or {}).get("desiredState") == "Active"]
+    return active[0] if active else None
+
+
+def _play_runtime(cp: ControlPlane, server_certs: dict[str, bytes], address: str) -> bool:
+    """What the Deployment runtime would do for the Active FunctionRevision: endpoint, TLS secret, health."""
+    revision = _active_revision(cp)
+    if revision is None:
+        return False
+    status = revision.setdefault("status", {})
+    if status.get("endpoint") == address and _conditions(revision).get("RuntimeHealthy") == "True":
+        return True
+    status["endpoint"] = address
+    status["tlsServerSecretName"] = SERVER_SECRET
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "RuntimeHealthy"]
+    conditions.append({"type": "RuntimeHealthy", "status": "True", "reason": "HealthyPackageRuntime",
+                       "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})  # fmt: skip
+    status["conditions"] = conditions
+    name = revision["metadata"]["name"]
+    try:
+        cp.client.replace(f"{PKG}/functionrevisions/{name}/status", revision)
+    except APIError as err:
+        if err.code != 409:  # a conflict: Crossplane wrote it meanwhile; the next poll tries again
+            raise
+    return False
+
+
+def _wait_installed(cp: ControlPlane, server_certs: dict[str, bytes], address: str) -> None:
+    deadline = time.monotonic() + INSTALL_SECONDS
+    while True:
+        runtime_ready = _play_runtime(cp, server_certs, address)
+        configuration = cp.client.get(f"{PKG}/configurations/{CONFIGURATION}")
+        function = _function(cp)
+        xrds = cp.client.get("/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions").get("items", [])
+        ok = (
+            runtime_ready
+            and _conditions(configuration).get("Healthy") == "True"
+            and _conditions(configuration).get("Installed") == "True"
+            and function is not None
+            and _conditions(function).get("Healthy") == "True"
+            and len(xrds) >= 3
+            and all(
+                _conditions(x).get("Established") == "True" and _conditions(x).get("Offered") == "True" for x in xrds
+            )
+        )
+        if ok:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"the packages were not installed after {INSTALL_SECONDS:.0f}s: configuration "
+                f"{_conditions(configuration)}, function {function and _conditions(function)}, XRDs "
+                f"{ {x['metadata']['name']: _conditions(x) for x in xrds} }; {cp.where()}"
+            )
+        time.sleep(0.5)
+
+
+def _function(cp: ControlPlane) -> dict[str, Any] | None:
+    try:
+        return cp.client.get(f"{PKG}/functions/{FUNCTION}")
+    except APIError as err:
+        if err.code == 404:
+            return None
+        raise
+
+
+def apply(cp: ControlPlane, obj: dict[str, Any], path: str) -> dict[str, Any]:
+    """Create ``obj`` at collection ``path``, or replace it if it exists."""
+    try:
+        return cp.client.create(path, obj)
+    except APIError as err:
+        if err.code != 409:
+            raise
+    current = cp.client.get(f"{path}/{obj['metadata']['name']}")
+    obj = {**obj, "metadata": {**obj["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]}}
+    return cp.client.replace(f"{path}/{obj['metadata']['name']}", obj)
+
+
+def start_crossplane(cp: ControlPlane) -> Crossplane:
+    tools = require_tools()
+    assert cp.kubeconfig is not None
+    ensure_namespace(cp.client, NAMESPACE)
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(cp.kubeconfig),
+        "POD_NAMESPACE": NAMESPACE,
+        "CRDS_PATH": str(tools["CROSSPLANE_CRDS"]),
+        "TLS_CA_SECRET_NAME": "crossplane-root-ca",
+        "TLS_CLIENT_SECRET_NAME": "crossplane-tls-client",
+    }
+    _core_init(cp, tools["CROSSPLANE"], env)
+    client_certs = _write_certs(cp.run_dir / "crossplane-client-certs", _secret_data(cp, "crossplane-tls-client"))
+    root = _secret_data(cp, "crossplane-root-ca")
+    server_certs = _issue_server_cert(cp.run_dir / "function-certs", root["tls.crt"], root["tls.key"])
+    certs_dir = _write_certs(cp.run_dir / "function-certs" / "serve", server_certs)
+    apply(cp, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SERVER_SECRET, "namespace": NAMESPACE},
+               "type": "kubernetes.io/tls", "data": {k: base64.b64encode(v).decode() for k, v in server_certs.items()}},
+          f"/api/v1/namespaces/{NAMESPACE}/secrets")  # fmt: skip
+
+    function_address = f"127.0.0.1:{free_port()}"
+    start_process(cp, "function-dynamo",
+                  [sys.executable, "-m", "functions.cli.main", "serve", "--tls-certs-dir", str(certs_dir),
+                   "--address", function_address], env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+    wait_for(cp, "function-dynamo", lambda: _port_open(function_address))
+
+    port_file = cp.run_dir / "registry.port"
+    start_process(
+        cp, "oci-registry", [str(tools["OCI_REGISTRY"]), "--address", "127.0.0.1:0", "--port-file", str(port_file)]
+    )
+    wait_for(cp, "oci-registry", lambda: port_file.is_file() and port_file.read_text().strip() != "")
+    registry = f"127.0.0.1:{port_file.read_text().strip()}"
+
+    metrics, health = free_port(), free_port()
+    for sub in ("xpkg-cache", "xfn-cache"):
+        (cp.run_dir / sub).mkdir(exist_ok=True)  # an absent xpkg cache dir breaks every unpack
+    start_process(cp, "crossplane", [
+        str(tools["CROSSPLANE"]), "core", "start", f"--namespace={NAMESPACE}", "--enable-webhooks=false",
+        "--leader-election=false", "--package-runtime=Function=External",
+        f"--tls-client-certs-dir={client_certs}", f"--xpkg-cache-dir={cp.run_dir / 'xpkg-cache'}",
+        f"--xfn-cache-dir={cp.run_dir / 'xfn-cache'}", f"--metrics-port={metrics}", f"--health-probe-port={health}",
+    ], env=env)  # fmt: skip
+    wait_for(
+        cp, "crossplane", lambda: urllib.request.urlopen(f"http://127.0.0.1:{health}/healthz", timeout=1).status == 200
+    )
+
+    _build_and_push(cp, tools["CRANK"], registry)
+    image_config = {
+        "apiVersion": "pkg.crossplane.io/v1beta1",
+        "kind": "ImageConfig",
+        "metadata": {"name": "function-dynamo"},
+        "spec": {
+            "matchImages": [{"type": "Prefix", "prefix": PACKAGE_PREFIX}],
+            "rewriteImage": {"prefix": f"{registry}/function-dynamo/"},
+        },
+    }
+    apply(cp, image_config, "/apis/pkg.crossplane.io/v1beta1/imageconfigs")
+    for path in (REPO / "package" / "rbac").glob("*.yaml"):
+        for role in yaml.safe_load_all(path.read_text()):
+            apply(cp, role, "/apis/rbac.authorization.k8s.io/v1/clusterroles")
+    for name in CRD_SETS:
+        directory = crds_dir(name)
+        if directory is None:
+            _missing(f"CRDs for {name!r} not installed: run scripts/install-tools.sh")
+        for path in sorted(directory.glob("*.yaml")):
+            for crd in yaml.safe_load_all(path.read_text()):
+                if crd and crd.get("kind") == "CustomResourceDefinition":
+                    got = install_crd(cp.client, crd)
+                    if not got.accepted:
+                        raise RuntimeError(f"CRD {got.name} of {name} refused: {got.message}")
+    apply(cp, {"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration", "metadata": {"name": CONFIGURATION},
+               "spec": {"package": f"{PACKAGE_PREFIX}{CONFIGURATION}:{PACKAGE_VERSION}"}},
+          f"{PKG}/configurations")  # fmt: skip
+    _wait_installed(cp, server_certs, function_address)
+    return Crossplane(cp=cp, registry=registry, function_address=function_address, crossplane_log=cp.logs["crossplane"])

@@ -1,0 +1,244 @@
+"""Installed and reconciled by a real Crossplane: every example claim, end to end.
+
+The packages are installed as a platform team installs them (``tests/crossplane.py``). Each example
+claim is applied in a namespace of its own; it must become ``Synced=True``, and the objects Crossplane
+composed (kind, namespace, name) must be exactly what ``function-dynamo render`` prints for it, each
+equal to the preview modulo what the API server defaults: the preview is what a real Crossplane applies.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from apiserver import derived_crds, ensure_namespace, resource_path
+from controlplane import APIError
+from crossplane_core import Crossplane
+from functions.cli.manifests import find_composition, load_documents
+from functions.cli.pipeline import render
+from functions.cli.render import admitted_xr
+
+REPO = Path(__file__).resolve().parents[1]
+SYNC_SECONDS = 90.0
+CLAIMS = sorted(
+    p
+    for p in [*REPO.glob("examples/*.yaml"), *REPO.glob("examples/dcd/*.yaml"), *REPO.glob("examples/scaling/*.yaml")]
+    if p.name != "functions.yaml"
+    and str(next(yaml.safe_load_all(p.read_text()), None) or {}).find("'kind': 'Dynamo") != -1  # claims, not XRs
+)
+COMPOSITE_LABEL = "crossplane.io/composite"
+PLURALS = {
+    "DynamoGraphDeployment": "dynamographdeployments",
+    "DynamoComponentDeployment": "dynamocomponentdeployments",
+    "DynamoGraphDeploymentScalingAdapter": "dynamographdeploymentscalingadapters",
+}
+
+
+def _namespace(path: Path) -> str:
+    return "e2e-" + path.relative_to(REPO / "examples").with_suffix("").as_posix().replace("/", "-").lower()
+
+
+def _claim(path: Path) -> dict[str, Any]:
+    claim = yaml.safe_load(path.read_text())
+    claim["metadata"]["namespace"] = _namespace(path)
+    return claim
+
+
+def _conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+
+
+def object_path(api_version: str, kind_plural: str, namespace: str | None, name: str) -> str:
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    if namespace:
+        base += f"/namespaces/{namespace}"
+    return f"{base}/{kind_plural}/{name}"
+
+
+def _plurals(xp: Crossplane) -> dict[tuple[str, str], tuple[str, bool]]:
+    """(apiVersion, kind) -> (plural, namespaced), from the API server's discovery."""
+    out: dict[tuple[str, str], tuple[str, bool]] = {}
+    client = xp.cp.client
+    groups = [("v1", "/api/v1")]
+    for group in client.get("/apis")["groups"]:
+        for version in group["versions"]:
+            groups.append((version["groupVersion"], f"/apis/{version['groupVersion']}"))
+    for group_version, path in groups:
+        for resource in client.get(path).get("resources", []):
+            if "/" not in resource["name"]:
+                out[(group_version, resource["kind"])] = (resource["name"], resource["namespaced"])
+    return out
+
+
+def is_subset(want: Any, got: Any, path: str = "") -> str | None:
+    """Where ``want`` (the preview) is not contained in ``got`` (what the API server stores), or None."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            return f"{path}: {got!r} is not an object"
+        for key, value in want.items():
+            if key not in got:
+                return f"{path}.{key}: missing"
+            problem = is_subset(value, got[key], f"{path}.{key}")
+            if problem:
+                return problem
+        return None
+    if isinstance(want, list):
+        if not isinstance(got, list) or len(want) != len(got):
+            return f"{path}: {len(want)} items rendered, {len(got) if isinstance(got, list) else got!r} stored"
+        for i, (a, b) in enumerate(zip(want, got, strict=True)):
+            problem = is_subset(a, b, f"{path}[{i}]")
+            if problem:
+                return problem
+        return None
+    if want != got:
+        return f"{path}: rendered {want!r}, stored {got!r}"
+    return None
+
+
+def preview(claim: dict[str, Any]) -> list[dict[str, Any]]:
+    """What ``function-dynamo render`` composes for the claim."""
+    xr = admitted_xr(claim, claim["metadata"]["namespace"], "Strict")
+    compositions = load_documents(REPO / "compositions")
+    return render(xr, find_composition(xr, compositions), [], []).composed
+
+
+@pytest.fixture(scope="module")
+def discovered(crossplane: Crossplane) -> dict[tuple[str, str], tuple[str, bool]]:
+    return _plurals(crossplane)
+
+
+def test_the_packages_are_installed_and_every_xrd_established(crossplane: Crossplane) -> None:
+    client = crossplane.cp.client
+    configuration = client.get("/apis/pkg.crossplane.io/v1/configurations/function-dynamo-configuration")
+    function = client.get("/apis/pkg.crossplane.io/v1/functions/function-dynamo-function-dynamo")
+    assert _conditions(configuration)["Healthy"]["status"] == "True"
+    assert _conditions(function)["Healthy"]["status"] == "True"
+    assert function["status"]["resolvedPackage"].startswith(crossplane.registry)  # the ImageConfig rewrote it
+    xrds = client.get("/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions")["items"]
+    assert sorted(x["metadata"]["name"] for x in xrds) == sorted(
+        yaml.safe_load(p.read_text())["metadata"]["name"] for p in (REPO / "xrds").glob("*.yaml")
+    )
+    for xrd in xrds:
+        assert _conditions(xrd)["Established"]["status"] == "True", xrd["metadata"]["name"]
+        assert _conditions(xrd)["Offered"]["status"] == "True", xrd["metadata"]["name"]
+
+
+# What the API server adds to a CRD's spec and its versions that an XRD-derived CRD leaves unset.
+CRD_SERVER_DEFAULTS = {"conversion": {"strategy": "None"}}
+
+
+def test_the_crds_crossplane_created_equal_our_derivation(crossplane: Crossplane) -> None:
+    client = crossplane.cp.client
+    for crd in derived_crds():
+        name = crd["metadata"]["name"]
+        stored = client.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+        owners = [o for o in stored["metadata"].get("ownerReferences") or [] if o.get("controller")]
+        assert [(o["kind"], o["name"]) for o in owners] == [
+            ("CompositeResourceDefinition", crd["metadata"]["ownerReferences"][0]["name"])
+        ], f"{name} is not controlled by its XRD (so not Crossplane's): {owners}"
+        want = {**CRD_SERVER_DEFAULTS, **crd["spec"]}
+        assert stored["spec"] == want or is_subset(crd["spec"], stored["spec"]) is None, (
+            name,
+            is_subset(crd["spec"], stored["spec"]),
+        )
+        assert {k: v for k, v in stored["spec"].items() if k not in crd["spec"]}.keys() <= CRD_SERVER_DEFAULTS.keys()
+
+
+def _all_exist(xp: Crossplane, refs: list[dict[str, Any]], discovered: dict[tuple[str, str], tuple[str, bool]]) -> bool:
+    for ref in refs:
+        plural, namespaced = discovered[(ref["apiVersion"], ref["kind"])]
+        try:
+            xp.cp.client.get(
+                object_path(ref["apiVersion"], plural, ref.get("namespace") if namespaced else None, ref["name"])
+            )
+        except APIError as err:
+            if err.code == 404:
+                return False
+            raise
+    return True
+
+
+def _wait_synced(
+    xp: Crossplane, claim: dict[str, Any], want: int, discovered: dict[tuple[str, str], tuple[str, bool]]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The claim once Synced=True and its XR lists ``want`` composed resources that all exist; (claim, XR)."""
+    client = xp.cp.client
+    version = claim["apiVersion"].split("/")[1]
+    path = resource_path(
+        "nvidia.com", version, PLURALS[claim["kind"]], claim["metadata"]["namespace"], claim["metadata"]["name"]
+    )
+    deadline = time.monotonic() + SYNC_SECONDS
+    got: dict[str, Any] = {}
+    xr: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        got = client.get(path)
+        ref = (got.get("spec") or {}).get("resourceRef")
+        synced = _conditions(got).get("Synced", {}).get("status") == "True"
+        if ref and synced:
+            xr_version = ref["apiVersion"].split("/")[1]
+            xr = client.get(
+                resource_path(
+                    "nvidia.com", xr_version, PLURALS[claim["kind"]].replace("dynamo", "xdynamo", 1), None, ref["name"]
+                )
+            )
+            refs = (xr.get("spec") or {}).get("resourceRefs") or []
+            if len(refs) >= want and _all_exist(xp, refs, discovered):
+                return got, xr
+        time.sleep(0.5)
+    raise AssertionError(
+        f"{claim['kind']}/{claim['metadata']['name']} not Synced with {want} composed resources after "
+        f"{SYNC_SECONDS:.0f}s: conditions {_conditions(got)}, XR refs {(xr.get('spec') or {}).get('resourceRefs')}; "
+        f"{xp.where()}"
+    )
+
+
+@pytest.mark.parametrize("path", CLAIMS, ids=[p.relative_to(REPO / "examples").as_posix() for p in CLAIMS])
+def test_every_example_is_composed_as_the_preview_shows(
+    path: Path, crossplane: Crossplane, discovered: dict[tuple[str, str], tuple[str, bool]]
+) -> None:
+    client = crossplane.cp.client
+    claim = _claim(path)
+    namespace = claim["metadata"]["namespace"]
+    ensure_namespace(client, namespace)
+    expected = preview(copy.deepcopy(claim))
+    version = claim["apiVersion"].split("/")[1]
+    collection = resource_path("nvidia.com", version, PLURALS[claim["kind"]], namespace)
+    try:
+        client.create(collection, claim)
+    except APIError as err:
+        if err.code != 409:
+            raise
+    _, xr = _wait_synced(crossplane, claim, len(expected), discovered)
+    # The one difference by design: Crossplane names the XR <claim>-<random>, the preview <claim>-<hash>.
+    for obj in expected:
+        obj["metadata"]["labels"][COMPOSITE_LABEL] = xr["metadata"]["name"]
+    refs = {(r["apiVersion"], r["kind"], r["name"]) for r in xr["spec"].get("resourceRefs") or []}
+    want = {(o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in expected}
+    assert refs == want, (
+        f"composed {sorted(refs - want)} not in the preview; preview {sorted(want - refs)} not composed"
+    )
+    problems = []
+    for obj in expected:
+        plural, namespaced = discovered[(obj["apiVersion"], obj["kind"])]
+        ns = obj["metadata"].get("namespace") if namespaced else None
+        stored = client.get(object_path(obj["apiVersion"], plural, ns, obj["metadata"]["name"]))
+        for key, value in obj.items():
+            if key in ("metadata", "status"):
+                continue
+            problem = is_subset(value, stored.get(key), f"{obj['kind']}/{obj['metadata']['name']}.{key}")
+            if problem:
+                problems.append(problem)
+        for key in ("labels", "annotations"):
+            problem = is_subset(
+                obj["metadata"].get(key) or {},
+                stored["metadata"].get(key) or {},
+                f"{obj['kind']}/{obj['metadata']['name']}.metadata.{key}",
+            )
+            if problem:
+                problems.append(problem)
+    assert not problems, "\n".join(problems)

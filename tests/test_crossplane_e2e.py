@@ -20,7 +20,7 @@ from apiserver import derived_crds, ensure_namespace, resource_path
 from controlplane import APIError
 from crossplane_core import Crossplane
 from functions.cli.manifests import find_composition, load_documents
-from functions.cli.pipeline import render
+from functions.cli.pipeline import RenderOutput, render, render_nested
 from functions.cli.render import admitted_xr
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,11 +100,13 @@ def is_subset(want: Any, got: Any, path: str = "") -> str | None:
     return None
 
 
-def preview(claim: dict[str, Any]) -> list[dict[str, Any]]:
-    """What ``function-dynamo render`` composes for the claim."""
+def preview(claim: dict[str, Any]) -> tuple[list[dict[str, Any]], list[RenderOutput]]:
+    """What ``function-dynamo render --nested`` composes for the claim: the claim's XR's composed
+    resources, and each nested composite's render."""
     xr = admitted_xr(claim, claim["metadata"]["namespace"], "Strict")
     compositions = load_documents(REPO / "compositions")
-    return render(xr, find_composition(xr, compositions), [], []).composed
+    out = render(xr, find_composition(xr, compositions), [], [])
+    return out.composed, render_nested(out, compositions, [], lambda x: admitted_xr(x, "", "Strict"))
 
 
 @pytest.fixture(scope="module")
@@ -163,38 +165,79 @@ def _all_exist(xp: Crossplane, refs: list[dict[str, Any]], discovered: dict[tupl
     return True
 
 
+def _wait_composed(
+    xp: Crossplane, xr_path: str, want: int, discovered: dict[tuple[str, str], tuple[str, bool]], deadline: float
+) -> dict[str, Any]:
+    """The XR at ``xr_path`` once Synced with ``want`` composed resources that all exist."""
+    xr: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        try:
+            xr = xp.cp.client.get(xr_path)
+        except APIError as err:
+            if err.code != 404:
+                raise
+            time.sleep(0.5)
+            continue
+        refs = (xr.get("spec") or {}).get("resourceRefs") or []
+        synced = _conditions(xr).get("Synced", {}).get("status") == "True"
+        if synced and len(refs) >= want and _all_exist(xp, refs, discovered):
+            return xr
+        time.sleep(0.5)
+    raise AssertionError(
+        f"{xr_path} not Synced with {want} composed resources after {SYNC_SECONDS:.0f}s: conditions "
+        f"{_conditions(xr)}, refs {(xr.get('spec') or {}).get('resourceRefs')}; {xp.where()}"
+    )
+
+
 def _wait_synced(
     xp: Crossplane, claim: dict[str, Any], want: int, discovered: dict[tuple[str, str], tuple[str, bool]]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The claim once Synced=True and its XR lists ``want`` composed resources that all exist; (claim, XR)."""
+) -> dict[str, Any]:
+    """The claim's XR once the claim is Synced=True and the XR's ``want`` composed resources all exist."""
     client = xp.cp.client
     version = claim["apiVersion"].split("/")[1]
-    path = resource_path(
-        "nvidia.com", version, PLURALS[claim["kind"]], claim["metadata"]["namespace"], claim["metadata"]["name"]
-    )
+    meta = claim["metadata"]
+    path = resource_path("nvidia.com", version, PLURALS[claim["kind"]], meta["namespace"], meta["name"])
     deadline = time.monotonic() + SYNC_SECONDS
     got: dict[str, Any] = {}
-    xr: dict[str, Any] = {}
     while time.monotonic() < deadline:
         got = client.get(path)
         ref = (got.get("spec") or {}).get("resourceRef")
-        synced = _conditions(got).get("Synced", {}).get("status") == "True"
-        if ref and synced:
-            xr_version = ref["apiVersion"].split("/")[1]
-            xr = client.get(
-                resource_path(
-                    "nvidia.com", xr_version, PLURALS[claim["kind"]].replace("dynamo", "xdynamo", 1), None, ref["name"]
-                )
+        if ref and _conditions(got).get("Synced", {}).get("status") == "True":
+            xr_path = resource_path(
+                "nvidia.com", ref["apiVersion"].split("/")[1], "x" + PLURALS[claim["kind"]], None, ref["name"]
             )
-            refs = (xr.get("spec") or {}).get("resourceRefs") or []
-            if len(refs) >= want and _all_exist(xp, refs, discovered):
-                return got, xr
+            return _wait_composed(xp, xr_path, want, discovered, deadline)
         time.sleep(0.5)
     raise AssertionError(
-        f"{claim['kind']}/{claim['metadata']['name']} not Synced with {want} composed resources after "
-        f"{SYNC_SECONDS:.0f}s: conditions {_conditions(got)}, XR refs {(xr.get('spec') or {}).get('resourceRefs')}; "
-        f"{xp.where()}"
+        f"{claim['kind']}/{meta['name']} not Synced after {SYNC_SECONDS:.0f}s: {_conditions(got)}; {xp.where()}"
     )
+
+
+def _differences(
+    xp: Crossplane,
+    xr: dict[str, Any],
+    expected: list[dict[str, Any]],
+    discovered: dict[tuple[str, str], tuple[str, bool]],
+) -> list[str]:
+    """Where what Crossplane composed for ``xr`` differs from the preview's ``expected`` objects."""
+    refs = {(r["apiVersion"], r["kind"], r["name"]) for r in xr["spec"].get("resourceRefs") or []}
+    want = {(o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in expected}
+    if refs != want:
+        extra, missing = sorted(refs - want), sorted(want - refs)
+        return [f"{xr['metadata']['name']}: composed, not previewed: {extra}; previewed, not composed: {missing}"]
+    problems = []
+    for obj in expected:
+        plural, namespaced = discovered[(obj["apiVersion"], obj["kind"])]
+        ns = obj["metadata"].get("namespace") if namespaced else None
+        stored = xp.cp.client.get(object_path(obj["apiVersion"], plural, ns, obj["metadata"]["name"]))
+        where = f"{obj['kind']}/{obj['metadata']['name']}"
+        for key, value in obj.items():
+            if key not in ("metadata", "status"):
+                problems.append(is_subset(value, stored.get(key), f"{where}.{key}"))
+        for key in ("labels", "annotations"):
+            got = stored["metadata"].get(key) or {}
+            problems.append(is_subset(obj["metadata"].get(key) or {}, got, f"{where}.metadata.{key}"))
+    return [p for p in problems if p]
 
 
 @pytest.mark.parametrize("path", CLAIMS, ids=[p.relative_to(REPO / "examples").as_posix() for p in CLAIMS])
@@ -205,7 +248,7 @@ def test_every_example_is_composed_as_the_preview_shows(
     claim = _claim(path)
     namespace = claim["metadata"]["namespace"]
     ensure_namespace(client, namespace)
-    expected = preview(copy.deepcopy(claim))
+    expected, nested = preview(copy.deepcopy(claim))
     version = claim["apiVersion"].split("/")[1]
     collection = resource_path("nvidia.com", version, PLURALS[claim["kind"]], namespace)
     try:
@@ -213,32 +256,20 @@ def test_every_example_is_composed_as_the_preview_shows(
     except APIError as err:
         if err.code != 409:
             raise
-    _, xr = _wait_synced(crossplane, claim, len(expected), discovered)
-    # The one difference by design: Crossplane names the XR <claim>-<random>, the preview <claim>-<hash>.
-    for obj in expected:
+    xr = _wait_synced(crossplane, claim, len(expected), discovered)
+    # The one difference by design: Crossplane names the XR <claim>-<random>, the preview <claim>-<hash>;
+    # every object below it, nested composites' too, carries that name in its composite label.
+    for obj in [*expected, *(o for child in nested for o in child.composed)]:
         obj["metadata"]["labels"][COMPOSITE_LABEL] = xr["metadata"]["name"]
-    refs = {(r["apiVersion"], r["kind"], r["name"]) for r in xr["spec"].get("resourceRefs") or []}
-    want = {(o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in expected}
-    assert refs == want, (
-        f"composed {sorted(refs - want)} not in the preview; preview {sorted(want - refs)} not composed"
-    )
-    problems = []
-    for obj in expected:
-        plural, namespaced = discovered[(obj["apiVersion"], obj["kind"])]
-        ns = obj["metadata"].get("namespace") if namespaced else None
-        stored = client.get(object_path(obj["apiVersion"], plural, ns, obj["metadata"]["name"]))
-        for key, value in obj.items():
-            if key in ("metadata", "status"):
-                continue
-            problem = is_subset(value, stored.get(key), f"{obj['kind']}/{obj['metadata']['name']}.{key}")
-            if problem:
-                problems.append(problem)
-        for key in ("labels", "annotations"):
-            problem = is_subset(
-                obj["metadata"].get(key) or {},
-                stored["metadata"].get(key) or {},
-                f"{obj['kind']}/{obj['metadata']['name']}.metadata.{key}",
-            )
-            if problem:
-                problems.append(problem)
+    problems = _differences(crossplane, xr, expected, discovered)
+    deadline = time.monotonic() + SYNC_SECONDS
+    for child in nested:  # the nested composites (component deployments, scaling adapters), as --nested shows
+        composite = child.composite
+        plural, _ = discovered[(composite["apiVersion"], composite["kind"])]
+        version = composite["apiVersion"].split("/")[1]
+        child_xr = _wait_composed(
+            crossplane, resource_path("nvidia.com", version, plural, None, composite["metadata"]["name"]),
+            len(child.composed), discovered, deadline,
+        )  # fmt: skip
+        problems += _differences(crossplane, child_xr, child.composed, discovered)
     assert not problems, "\n".join(problems)

@@ -123,6 +123,17 @@ def step_request(req: fnv1.RunFunctionRequest) -> StepRequest:
 
 def apply_step_response(rsp: fnv1.RunFunctionResponse, result: StepResponse) -> None:
     for item in result.results:
+        if item.severity == "fatal":
+            # Crossplane stops at a Fatal result and reports it on the XR only (Synced=False); the same
+            # message as a Warning before it becomes an event on the claim too, where the user looks.
+            rsp.results.append(
+                fnv1.Result(
+                    severity=fnv1.SEVERITY_WARNING,
+                    message=item.message,
+                    reason=item.reason or "ComposeResources",
+                    target=fnv1.TARGET_COMPOSITE_AND_CLAIM,
+                )
+            )
         result_msg = fnv1.Result(severity=_SEVERITY[item.severity], message=item.message)
         if item.reason:
             result_msg.reason = item.reason

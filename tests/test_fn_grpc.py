@@ -82,8 +82,13 @@ def test_bad_spec_is_a_fatal_result_naming_the_field(address: str) -> None:
     req.desired.resources["kept"].resource.update({"apiVersion": "v1", "kind": "ConfigMap"})
     with grpc.insecure_channel(address) as channel:
         rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(req, timeout=10)
-    assert [r.severity for r in rsp.results] == [fnv1.SEVERITY_FATAL]
-    assert "spec.components[0].replicas" in rsp.results[0].message
+    # The Fatal, preceded by the same message as a Warning for the claim (Crossplane reports a Fatal on
+    # the XR only).
+    assert [(r.severity, r.target) for r in rsp.results] == [
+        (fnv1.SEVERITY_WARNING, fnv1.TARGET_COMPOSITE_AND_CLAIM),
+        (fnv1.SEVERITY_FATAL, fnv1.TARGET_UNSPECIFIED),
+    ]
+    assert all("spec.components[0].replicas" in r.message for r in rsp.results)
     assert list(rsp.desired.resources) == ["kept"]  # desired state passes through untouched
 
 

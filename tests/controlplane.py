@@ -202,6 +202,9 @@ class Client:
     def replace(self, path: str, obj: dict[str, Any], *, dry_run: bool = False) -> Any:
         return self.request("PUT", path, obj, params={"dryRun": "All"} if dry_run else None)
 
+    def merge_patch(self, path: str, patch: dict[str, Any]) -> Any:
+        return self.request("PATCH", path, patch, content_type="application/merge-patch+json")
+
     def delete(self, path: str) -> Any:
         return self.request("DELETE", path)
 

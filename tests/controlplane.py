@@ -340,7 +340,7 @@ def start_control_plane(run_dir: Path) -> ControlPlane:
                 "--service-account-issuer=https://127.0.0.1",
                 f"--service-account-key-file={pki / 'sa.pub'}",
                 f"--service-account-signing-key-file={pki / 'sa.key'}",
-                "--service-cluster-ip-range=10.96.0.0/24",
+                "--service-cluster-ip-range=10.96.0.0/16",
                 "--allow-privileged=true",
                 "--profiling=false",
                 f"--cert-dir={run_dir / 'apiserver-certs'}",

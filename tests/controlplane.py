@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pki import issue, make_ca, openssl
 from tooling import _missing, cache_dir
 
 INSTALL = "scripts/install-control-plane.sh"
@@ -71,69 +72,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _openssl(cwd: Path, *args: str) -> None:
-    proc = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"openssl {' '.join(args)} failed: {proc.stderr.strip()}")
-
-
 def make_pki(pki: Path) -> None:
     """A CA, the API server's serving certificate for 127.0.0.1, an admin client certificate, an SA key."""
-    pki.mkdir(parents=True)
-    _openssl(
-        pki,
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=function-dynamo-test-ca",
+    make_ca(pki, "function-dynamo-test-ca")
+    openssl(pki, "genrsa", "-out", "sa.key", "2048")
+    openssl(pki, "rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
+    issue(
+        pki, "apiserver", "/CN=kube-apiserver", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth"
     )
-    _openssl(pki, "genrsa", "-out", "sa.key", "2048")
-    _openssl(pki, "rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
-    for name, subject, ext in (
-        ("apiserver", "/CN=kube-apiserver", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth"),
-        ("admin", "/O=system:masters/CN=admin", "extendedKeyUsage=clientAuth"),
-    ):
-        (pki / f"{name}.ext").write_text(ext + "\n")
-        _openssl(
-            pki,
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            f"{name}.key",
-            "-out",
-            f"{name}.csr",
-            "-subj",
-            subject,
-        )
-        _openssl(
-            pki,
-            "x509",
-            "-req",
-            "-in",
-            f"{name}.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            f"{name}.crt",
-            "-days",
-            "2",
-            "-extfile",
-            f"{name}.ext",
-        )
+    issue(pki, "admin", "/O=system:masters/CN=admin", "extendedKeyUsage=clientAuth")
     (pki / "tokens.csv").write_text(f'{TOKEN},admin,admin,"system:masters"\n')
 
 

@@ -35,6 +35,7 @@ import yaml
 
 from apiserver import ensure_namespace, install_crd
 from controlplane import APIError, ControlPlane, free_port, start_process, wait_for
+from pki import issue
 from tooling import CRD_SETS, _missing, _tools_env, crds_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,23 +82,12 @@ def _write_certs(directory: Path, files: dict[str, bytes]) -> Path:
 
 
 def _issue_server_cert(directory: Path, ca_crt: bytes, ca_key: bytes) -> dict[str, bytes]:
-    """A serving certificate for 127.0.0.1 signed by Crossplane's root CA (openssl)."""
+    """A serving certificate for 127.0.0.1 signed by Crossplane's root CA."""
     work = directory / "issue"
     work.mkdir(parents=True)
     (work / "ca.crt").write_bytes(ca_crt)
     (work / "ca.key").write_bytes(ca_key)
-    (work / "ext").write_text("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
-
-    def openssl(*args: str) -> None:
-        proc = subprocess.run(["openssl", *args], cwd=work, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"openssl {' '.join(args)}: {proc.stderr.strip()}")
-
-    openssl(
-        "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "tls.key", "-out", "tls.csr", "-subj", "/CN=function-dynamo"
-    )
-    openssl("x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-            "-out", "tls.crt", "-days", "2", "-extfile", "ext")  # fmt: skip
+    issue(work, "tls", "/CN=function-dynamo", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth")
     return {"tls.crt": (work / "tls.crt").read_bytes(), "tls.key": (work / "tls.key").read_bytes(), "ca.crt": ca_crt}
 
 

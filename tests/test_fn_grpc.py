@@ -17,6 +17,7 @@ from google.protobuf import json_format
 from functions.cli.manifests import claim_to_xr
 from functions.contract import StepResponse
 from functions.fn import apply_step_response, struct_to_dict
+from pki import issue, make_ca
 from server import REPO, free_port, serving
 
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
@@ -137,57 +138,9 @@ def test_serve_requires_insecure_or_certificates() -> None:
 
 def make_certs(tmp: Path) -> Path:
     """A CA, a server certificate for 127.0.0.1 and a client certificate, with openssl."""
-    tmp.mkdir(parents=True, exist_ok=True)
-
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=tmp, check=True, capture_output=True)
-
-    run(
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=test-ca",
-    )
-    for name, ext in (("tls", "subjectAltName=IP:127.0.0.1"), ("client", "extendedKeyUsage=clientAuth")):
-        run(
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            f"{name}.key",
-            "-out",
-            f"{name}.csr",
-            "-subj",
-            f"/CN={name}",
-        )
-        (tmp / f"{name}.ext").write_text(ext + "\n")
-        run(
-            "x509",
-            "-req",
-            "-in",
-            f"{name}.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            f"{name}.crt",
-            "-days",
-            "1",
-            "-extfile",
-            f"{name}.ext",
-        )
+    make_ca(tmp, "test-ca")
+    issue(tmp, "tls", "/CN=tls", "subjectAltName=IP:127.0.0.1")
+    issue(tmp, "client", "/CN=client", "extendedKeyUsage=clientAuth")
     return tmp
 
 

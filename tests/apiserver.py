@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from controlplane import APIError, Client
+from functions.cli.admission import crds_by_kind
 from functions.cli.manifests import load_documents
 from functions.validation import derive_crds
 
@@ -33,6 +34,11 @@ def derived_crds() -> list[dict[str, Any]]:
         for xrd in load_documents(path):
             out.extend(derive_crds(xrd))
     return out
+
+
+def plural(kind: str) -> str:
+    """The resource name of one of our claim or XR kinds, from the CRD derived for it."""
+    return crds_by_kind()[kind]["spec"]["names"]["plural"]
 
 
 def _condition(crd: dict[str, Any], type_: str) -> dict[str, Any] | None:

@@ -139,7 +139,7 @@ def _active_revision(cp: ControlPlane) -> dict[str, Any] | None:
     return active[0] if active else None
 
 
-def _play_runtime(cp: ControlPlane, server_certs: dict[str, bytes], address: str) -> bool:
+def _play_runtime(cp: ControlPlane, address: str) -> bool:
     """What the Deployment runtime would do for the Active FunctionRevision: endpoint, TLS secret, health."""
     revision = _active_revision(cp)
     if revision is None:
@@ -162,10 +162,10 @@ def _play_runtime(cp: ControlPlane, server_certs: dict[str, bytes], address: str
     return False
 
 
-def _wait_installed(cp: ControlPlane, server_certs: dict[str, bytes], address: str) -> None:
+def _wait_installed(cp: ControlPlane, address: str) -> None:
     deadline = time.monotonic() + INSTALL_SECONDS
     while True:
-        runtime_ready = _play_runtime(cp, server_certs, address)
+        runtime_ready = _play_runtime(cp, address)
         configuration = cp.client.get(f"{PKG}/configurations/{CONFIGURATION}")
         function = _function(cp)
         xrds = cp.client.get("/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions").get("items", [])
@@ -286,5 +286,5 @@ def start_crossplane(cp: ControlPlane) -> Crossplane:
     apply(cp, {"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration", "metadata": {"name": CONFIGURATION},
                "spec": {"package": f"{PACKAGE_PREFIX}{CONFIGURATION}:{PACKAGE_VERSION}"}},
           f"{PKG}/configurations")  # fmt: skip
-    _wait_installed(cp, server_certs, function_address)
+    _wait_installed(cp, function_address)
     return Crossplane(cp=cp, registry=registry, function_address=function_address, crossplane_log=cp.logs["crossplane"])

@@ -17,20 +17,17 @@ from typing import Any
 import pytest
 
 from apiserver import Installed, ensure_namespace, resource_path
+from apiserver import plural as plural_of
 from controlplane import APIError, ControlPlane
 from corpus import without_matcher_directives
-from functions.cli.manifests import load_documents
-from functions.validation import derive_crds, validate
+from functions.cli.admission import crds_by_kind
+from functions.cli.manifests import CLAIM_KINDS, load_documents
+from functions.validation import validate
 from test_validation_catalogue import CATALOGUE, claim
-from tooling import REPO_ROOT, shared_dir
+from tooling import shared_dir
 
 NAMESPACE = "agreement"
 GROUP = "nvidia.com"
-PLURALS = {
-    "DynamoGraphDeployment": "dynamographdeployments",
-    "DynamoComponentDeployment": "dynamocomponentdeployments",
-    "DynamoGraphDeploymentScalingAdapter": "dynamographdeploymentscalingadapters",
-}
 # Rules the offline CEL cannot evaluate, so the two cannot agree on them: listed by name (none today).
 KNOWN_DISAGREEMENTS: dict[str, str] = {}
 
@@ -38,15 +35,7 @@ _UNKNOWN_FIELD = re.compile(r'unknown field "([^"]+)"')
 _KEY = re.compile(r"\[([^\]\d][^\]]*)\]")
 
 
-def offline_crds() -> dict[str, dict[str, Any]]:
-    crds = {}
-    for xrd in load_documents(REPO_ROOT / "xrds"):
-        for crd in derive_crds(xrd):
-            crds[crd["spec"]["names"]["kind"]] = crd
-    return crds
-
-
-CRDS = offline_crds()
+CRDS = crds_by_kind()  # the CRDs function-dynamo validate derives from xrds/
 
 
 def normalise(path: str) -> str:
@@ -74,7 +63,7 @@ def offline_paths(obj: dict[str, Any], old: dict[str, Any] | None) -> set[str] |
 def server_verdict(cp: ControlPlane, obj: dict[str, Any], old: dict[str, Any] | None) -> set[str] | None:
     """None when the API server accepts ``obj`` (dry run), else the paths it names."""
     client = cp.client
-    plural = PLURALS[obj["kind"]]
+    plural = plural_of(obj["kind"])
     version = obj["apiVersion"].split("/")[1]
     collection = resource_path(GROUP, version, plural, NAMESPACE)
     strict = {"fieldValidation": "Strict"}
@@ -105,7 +94,7 @@ def corpus_claims() -> list[tuple[str, dict[str, Any]]]:
         for i, doc in enumerate(load_documents(path)):
             if (
                 isinstance(doc, dict)
-                and doc.get("kind") in PLURALS
+                and doc.get("kind") in CLAIM_KINDS
                 and str(doc.get("apiVersion", "")).startswith("nvidia.com/")
             ):
                 out.append((f"{path.relative_to(root)}#{i}", doc))

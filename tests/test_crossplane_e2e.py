@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from apiserver import derived_crds, ensure_namespace, resource_path
+from apiserver import plural as plural_of
 from controlplane import APIError
 from crossplane_core import Crossplane
 from functions.cli.manifests import find_composition, load_documents
@@ -29,14 +30,9 @@ CLAIMS = sorted(
     p
     for p in [*REPO.glob("examples/*.yaml"), *REPO.glob("examples/dcd/*.yaml"), *REPO.glob("examples/scaling/*.yaml")]
     if p.name != "functions.yaml"
-    and str(next(yaml.safe_load_all(p.read_text()), None) or {}).find("'kind': 'Dynamo") != -1  # claims, not XRs
+    and (next(yaml.safe_load_all(p.read_text()), None) or {}).get("kind", "").startswith("Dynamo")  # claims, not XRs
 )
 COMPOSITE_LABEL = "crossplane.io/composite"
-PLURALS = {
-    "DynamoGraphDeployment": "dynamographdeployments",
-    "DynamoComponentDeployment": "dynamocomponentdeployments",
-    "DynamoGraphDeploymentScalingAdapter": "dynamographdeploymentscalingadapters",
-}
 
 
 def _namespace(path: Path) -> str:
@@ -196,7 +192,7 @@ def _wait_synced(
     client = xp.cp.client
     version = claim["apiVersion"].split("/")[1]
     meta = claim["metadata"]
-    path = resource_path("nvidia.com", version, PLURALS[claim["kind"]], meta["namespace"], meta["name"])
+    path = resource_path("nvidia.com", version, plural_of(claim["kind"]), meta["namespace"], meta["name"])
     deadline = time.monotonic() + SYNC_SECONDS
     got: dict[str, Any] = {}
     while time.monotonic() < deadline:
@@ -204,7 +200,7 @@ def _wait_synced(
         ref = (got.get("spec") or {}).get("resourceRef")
         if ref and _conditions(got).get("Synced", {}).get("status") == "True":
             xr_path = resource_path(
-                "nvidia.com", ref["apiVersion"].split("/")[1], "x" + PLURALS[claim["kind"]], None, ref["name"]
+                "nvidia.com", ref["apiVersion"].split("/")[1], plural_of(ref["kind"]), None, ref["name"]
             )
             return _wait_composed(xp, xr_path, want, discovered, deadline)
         time.sleep(0.5)
@@ -250,7 +246,7 @@ def test_every_example_is_composed_as_the_preview_shows(
     ensure_namespace(client, namespace)
     expected, nested = preview(copy.deepcopy(claim))
     version = claim["apiVersion"].split("/")[1]
-    collection = resource_path("nvidia.com", version, PLURALS[claim["kind"]], namespace)
+    collection = resource_path("nvidia.com", version, plural_of(claim["kind"]), namespace)
     try:
         client.create(collection, claim)
     except APIError as err:

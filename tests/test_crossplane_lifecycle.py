@@ -79,28 +79,51 @@ def test_an_autoscaler_patching_an_adapter_rescales_the_podcliqueset(crossplane:
     assert status
 
 
+REF_PATHS = {
+    "PodCliqueSet": "/apis/grove.io/v1alpha1",
+    "Service": "/api/v1",
+    "ServiceAccount": "/api/v1",
+    "Role": "/apis/rbac.authorization.k8s.io/v1",
+    "RoleBinding": "/apis/rbac.authorization.k8s.io/v1",
+}
+
+
+def _ref_path(ref: dict[str, Any], namespace: str) -> str:
+    """Where one of vllm-agg's composed objects lives."""
+    return f"{REF_PATHS[ref['kind']]}/namespaces/{namespace}/{ref['kind'].lower()}s/{ref['name']}"
+
+
+def _exists(cp: ControlPlane, path: str) -> bool:
+    try:
+        cp.client.get(path)
+        return True
+    except APIError as err:
+        if err.code != 404:
+            raise
+        return False
+
+
 def _composed_versions(cp: ControlPlane, xr: dict[str, Any], namespace: str) -> dict[str, str]:
-    plurals = {"PodCliqueSet": "grove.io/v1alpha1/podcliquesets", "Service": "v1/services",
-               "ServiceAccount": "v1/serviceaccounts", "Role": "rbac.authorization.k8s.io/v1/roles",
-               "RoleBinding": "rbac.authorization.k8s.io/v1/rolebindings"}  # fmt: skip
-    out = {}
-    for ref in xr["spec"]["resourceRefs"]:
-        base = plurals[ref["kind"]]
-        prefix = "/api" if base.startswith("v1/") else "/apis"
-        group_version, plural = base.rsplit("/", 1)
-        obj = cp.client.get(f"{prefix}/{group_version}/namespaces/{namespace}/{plural}/{ref['name']}")
-        out[f"{ref['kind']}/{ref['name']}"] = obj["metadata"]["resourceVersion"]
-    return out
+    return {
+        f"{ref['kind']}/{ref['name']}": cp.client.get(_ref_path(ref, namespace))["metadata"]["resourceVersion"]
+        for ref in xr["spec"]["resourceRefs"]
+    }
 
 
-def test_a_bad_update_changes_nothing_and_the_claim_names_the_field(crossplane: Crossplane) -> None:
-    cp = crossplane.cp
-    namespace = "life-bad-update"
+def _composed_agg(cp: ControlPlane, namespace: str) -> tuple[str, dict[str, Any]]:
+    """vllm-agg applied in ``namespace`` once its six objects exist; (claim path, XR)."""
     _, claim_path = _apply(cp, "vllm-agg.yaml", namespace)
     xr = _until(
         "all six composed", lambda: len((x := _xr(cp, claim_path))["spec"].get("resourceRefs") or []) == 6 and x
     )
     _until("every composed object", lambda: _composed_versions(cp, xr, namespace))
+    return claim_path, xr
+
+
+def test_a_bad_update_changes_nothing_and_the_claim_names_the_field(crossplane: Crossplane) -> None:
+    cp = crossplane.cp
+    namespace = "life-bad-update"
+    claim_path, _ = _composed_agg(cp, namespace)
     time.sleep(3)  # let the first reconciles settle
     before = _composed_versions(cp, _xr(cp, claim_path), namespace)
     claim = cp.client.get(claim_path)
@@ -131,37 +154,8 @@ def test_a_bad_update_changes_nothing_and_the_claim_names_the_field(crossplane: 
 def test_deleting_a_claim_removes_every_composed_object(crossplane: Crossplane) -> None:
     cp = crossplane.cp
     namespace = "life-delete"
-    _, claim_path = _apply(cp, "vllm-agg.yaml", namespace)
-    xr = _until(
-        "all six composed", lambda: len((x := _xr(cp, claim_path))["spec"].get("resourceRefs") or []) == 6 and x
-    )
-    _until("every composed object", lambda: _composed_versions(cp, xr, namespace))
+    claim_path, xr = _composed_agg(cp, namespace)
     cp.client.delete(claim_path)
     xr_path = resource_path("nvidia.com", "v1beta1", "xdynamographdeployments", None, xr["metadata"]["name"])
-
-    def gone() -> bool:
-        try:
-            cp.client.get(xr_path)
-            return False
-        except APIError as err:
-            if err.code != 404:
-                raise
-        try:
-            return not _composed_versions(cp, xr, namespace)
-        except APIError as err:
-            if err.code == 404:
-                return _none_left(cp, xr, namespace)
-            raise
-
-    _until("the XR and everything it composed deleted", gone)
-
-
-def _none_left(cp: ControlPlane, xr: dict[str, Any], namespace: str) -> bool:
-    for ref in xr["spec"]["resourceRefs"]:
-        try:
-            _composed_versions(cp, {"spec": {"resourceRefs": [ref]}}, namespace)
-            return False
-        except APIError as err:
-            if err.code != 404:
-                raise
-    return True
+    paths = [xr_path, *(_ref_path(ref, namespace) for ref in xr["spec"]["resourceRefs"])]
+    _until("the XR and everything it composed deleted", lambda: not any(_exists(cp, p) for p in paths))

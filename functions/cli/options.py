@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-# The API server's fieldValidation values (functions.validation.admission); listed here so that --help
-# does not load the validators.
+# The API server's fieldValidation values (functions.validation.admission.FieldValidation); listed here so
+# that --help does not load the validators.
 FIELD_VALIDATIONS = ("Strict", "Warn", "Ignore")
 
 field_validation_option = click.option(

@@ -12,14 +12,13 @@ Public API::
 
 from __future__ import annotations
 
-from .admission import FIELD_VALIDATIONS, Admission, FieldValidation, admit
+from .admission import Admission, FieldValidation, admit
 from .engine import select_version, validate, validate_object
 from .loader import load_crds, load_yaml_documents
 from .result import NotEvaluated, ValidationResult, Violation
 from .xcrd import XRDError, crd_json_size, derive_crds
 
 __all__ = [
-    "FIELD_VALIDATIONS",
     "Admission",
     "FieldValidation",
     "NotEvaluated",

@@ -19,7 +19,6 @@ from .prune import prune
 from .result import ValidationResult
 
 FieldValidation = Literal["Strict", "Warn", "Ignore"]
-FIELD_VALIDATIONS: tuple[FieldValidation, ...] = ("Strict", "Warn", "Ignore")
 
 
 @dataclass(frozen=True)

@@ -152,6 +152,16 @@ class Client:
     def merge_patch(self, path: str, patch: dict[str, Any]) -> Any:
         return self.request("PATCH", path, patch, content_type="application/merge-patch+json")
 
+    def server_side_apply(self, path: str, obj: dict[str, Any], field_manager: str) -> Any:
+        """Apply ``obj`` as Crossplane applies a composed resource: server-side, forcing ownership."""
+        return self.request(
+            "PATCH",
+            path,
+            obj,
+            params={"fieldManager": field_manager, "force": "true"},
+            content_type="application/apply-patch+yaml",
+        )
+
     def delete(self, path: str) -> Any:
         return self.request("DELETE", path)
 

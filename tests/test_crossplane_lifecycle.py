@@ -16,6 +16,8 @@ import yaml
 from apiserver import ensure_namespace, resource_path
 from controlplane import APIError, ControlPlane
 from crossplane_core import Crossplane
+from functions.contract import StepRequest
+from functions.steps.graph.render import render_graph_deployment
 
 REPO = Path(__file__).resolve().parents[1]
 SECONDS = 90.0
@@ -62,29 +64,43 @@ def _clique_replicas(pcs: dict[str, Any], clique: str) -> int | None:
     return None
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="a known race, found by this test under load in CI: the DGD's render step desires the adapter with the "
-    "replicas it observed, so a DGD reconcile that read the adapter before the patch and applies after it puts "
-    "the old replicas back; passes when no DGD reconcile straddles the patch (fix: stop desiring spec.replicas "
-    "of an adapter once it exists)",
-)
 def test_an_autoscaler_patching_an_adapter_rescales_the_podcliqueset(crossplane: Crossplane) -> None:
     cp = crossplane.cp
     namespace = "life-scale"
-    _apply(cp, "vllm-autoscaled.yaml", namespace)
+    _, claim_path = _apply(cp, "vllm-autoscaled.yaml", namespace)
     pcs_path = resource_path("grove.io", "v1alpha1", "podcliquesets", namespace, "vllm-autoscaled")
     adapter = resource_path("nvidia.com", "v1beta1", "xdynamographdeploymentscalingadapters", None,
                             f"{namespace}.vllm-autoscaled-vllmdecodeworker")  # fmt: skip
     _until("the decode adapter and the PodCliqueSet", lambda: cp.client.get(adapter) and cp.client.get(pcs_path))
     assert _clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 2
-    cp.client.merge_patch(adapter, {"spec": {"replicas": 5}})
-    _until("decode clique at 5 replicas", lambda: _clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 5)
-    time.sleep(3)  # a later reconcile must not put the DGD's own replicas back
-    assert cp.client.get(adapter)["spec"]["replicas"] == 5
-    assert _clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 5
-    status = _until("the adapter's status", lambda: (cp.client.get(adapter).get("status") or {}).get("replicas") == 5)
+    stale = cp.client.get(adapter)
+    # patches in quick succession, each likely to land while a DGD reconcile that read the previous
+    # value is in flight: the resourceVersion precondition must keep that reconcile from reverting it
+    for replicas in (5, 3, 7, 4):
+        cp.client.merge_patch(adapter, {"spec": {"replicas": replicas}})
+        time.sleep(0.4)
+    _until("decode clique at 4 replicas", lambda: _clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 4)
+    time.sleep(3)  # a later reconcile must not put an older value back
+    assert cp.client.get(adapter)["spec"]["replicas"] == 4
+    assert _clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 4
+    status = _until("the adapter's status", lambda: (cp.client.get(adapter).get("status") or {}).get("replicas") == 4)
     assert status
+
+    # what a reconcile that read the adapter before the patches desires, applied as Crossplane
+    # applies it: the real API server refuses it on the stale resourceVersion, so nothing reverts
+    rsp = render_graph_deployment(
+        StepRequest(
+            input={},
+            observed_composite=_xr(cp, claim_path),
+            observed_resources={"scaling-adapter-vllmdecodeworker": stale},
+        )
+    )
+    desired = rsp.desired_resources["scaling-adapter-vllmdecodeworker"].resource
+    assert desired["spec"]["replicas"] == 2
+    with pytest.raises(APIError) as refused:
+        cp.client.server_side_apply(adapter, desired, "apiextensions.crossplane.io/composed/stale-reconcile")
+    assert refused.value.code == 409
+    assert cp.client.get(adapter)["spec"]["replicas"] == 4
 
 
 REF_PATHS = {

@@ -185,6 +185,18 @@ def test_with_adapter_replicas_returns_the_same_graph_when_nothing_changes() -> 
     assert render_scaling_adapters(scaled)["scaling-adapter-worker"]["spec"]["replicas"] == 4
 
 
+def test_an_existing_adapter_is_applied_only_over_the_version_it_was_read_at() -> None:
+    # the resourceVersion is server-side apply's precondition: a DGD reconcile that read the adapter
+    # before an autoscaler's patch is refused instead of putting the old replicas back
+    observed = observed_adapter(4)
+    observed["scaling-adapter-worker"]["metadata"]["resourceVersion"] = "812"
+    adapter = render(v1beta1_claim(replicas=2, scalingAdapter={}), observed)["scaling-adapter-worker"]
+    assert adapter["metadata"]["resourceVersion"] == "812"
+    assert adapter["spec"]["replicas"] == 4
+    new = render(v1beta1_claim(replicas=2, scalingAdapter={}))["scaling-adapter-worker"]
+    assert "resourceVersion" not in new["metadata"]  # created, not updated: nothing to be stale against
+
+
 def test_render_graph_alone_composes_the_adapters_from_the_graph() -> None:
     graph = graph_from_xr(claim_to_xr(v1beta1_claim(replicas=2, scalingAdapter={})))
     assert render_graph(graph, PlatformConfig())["scaling-adapter-worker"]["spec"]["replicas"] == 2

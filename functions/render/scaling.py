@@ -9,6 +9,14 @@ and, once Crossplane observes it, renders the component with the adapter's ``spe
 instead of the DGD's (``with_adapter_replicas``). The desired adapter repeats those observed
 replicas, so Crossplane never resets what an autoscaler wrote.
 
+Repeating an observed value races with a writer: a DGD reconcile that read the adapter before an
+autoscaler's patch and applies after it would put the old replicas back. So the desired adapter
+carries the observed ``metadata.resourceVersion`` (``pin_observed_adapters``), which server-side
+apply treats as a precondition: a stale apply is refused with a conflict and Crossplane reconciles
+again from the fresh adapter. Leaving the field out of an existing adapter is no way out:
+Crossplane's field manager owns it from creation, so server-side apply would remove it, and the
+schema requires it.
+
 The adapter is a cluster-scoped XR, so its name carries the DGD's namespace: upstream's
 ``{dgd}-{lower(component)}`` alone would collide between two namespaces holding DGDs of the same
 name (upstream's examples all use fixed names).
@@ -103,3 +111,15 @@ def render_scaling_adapters(graph: Graph) -> dict[str, dict[str, Any]]:
     repeated as observed; a new adapter starts from the component's replicas (default 1).
     """
     return {adapter_resource_name(c): render_scaling_adapter(graph, c) for c in graph.components if c.scaling_adapter}
+
+
+def pin_observed_adapters(
+    desired: dict[str, dict[str, Any]], observed_resources: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """``desired`` with each existing adapter carrying its observed resourceVersion (see the module doc)."""
+    pinned = dict(desired)
+    for name, adapter in desired.items():
+        version = ((observed_resources.get(name) or {}).get("metadata") or {}).get("resourceVersion")
+        if name.startswith(RESOURCE_PREFIX) and version:
+            pinned[name] = {**adapter, "metadata": {**adapter["metadata"], "resourceVersion": version}}
+    return pinned

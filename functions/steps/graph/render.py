@@ -19,7 +19,7 @@ from functions.render.mesh import render_mesh
 from functions.render.naming import MAX_COMBINED_GROVE_NAME, component_path, grove_name_budget, podcliqueset_name
 from functions.render.podspec import PodContext
 from functions.render.rbac import render_discovery_rbac
-from functions.render.scaling import render_scaling_adapters, with_adapter_replicas
+from functions.render.scaling import pin_observed_adapters, render_scaling_adapters, with_adapter_replicas
 from functions.render.services import (
     model_service_name,
     needs_service,
@@ -166,6 +166,7 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
             warnings = rendered.warnings
     except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
+    desired = pin_observed_adapters(desired, request.observed_resources)
     return StepResponse(
         desired_resources={name: DesiredResource(obj) for name, obj in sorted(desired.items())},
         composite_status=status,

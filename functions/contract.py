@@ -31,6 +31,16 @@ class Result:
     reason: str | None = None
 
 
+# Context key ``function-dynamo render`` sets (Crossplane never does): the request renders a preview
+# of what the composition converges to, so a step desires at once what it holds back in a cluster
+# until another object exists (the discovery RoleBinding until its Role does).
+PREVIEW_CONTEXT_KEY = "function-dynamo.crossplane.io/preview"
+
+
+def is_preview(context: dict[str, Any]) -> bool:
+    return context.get(PREVIEW_CONTEXT_KEY) is True
+
+
 @dataclass(frozen=True)
 class Condition:
     type: str

@@ -18,6 +18,7 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format, struct_pb2
 
+from functions.contract import PREVIEW_CONTEXT_KEY
 from functions.fn import run, struct_to_dict
 
 MAX_REQUIREMENT_ITERATIONS = 5
@@ -185,7 +186,12 @@ def render(
     observed: list[dict[str, Any]] | None = None,
     required: list[dict[str, Any]] | None = None,
     runner: Runner = run,
+    *,
+    converge: bool = True,
 ) -> RenderOutput:
+    """What the composition composes for ``xr``. ``converge`` (the preview): what it converges to, with
+    what a step holds back in a cluster until another object exists already there; otherwise exactly
+    one reconcile, as ``crossplane render`` shows it."""
     spec = composition.get("spec") or {}
     type_ref = spec.get("compositeTypeRef") or {}
     if (type_ref.get("apiVersion"), type_ref.get("kind")) != (xr.get("apiVersion"), xr.get("kind")):
@@ -206,6 +212,8 @@ def render(
             state.resources[name].resource.update(obj)
     desired = fnv1.State()
     context = struct_pb2.Struct()
+    if converge:
+        context.update({PREVIEW_CONTEXT_KEY: True})
     results: list[dict[str, Any]] = []
     conditions: list[fnv1.Condition] = []
     for step in spec.get("pipeline") or []:

@@ -7,6 +7,9 @@ from typing import Any
 from functions.api.graph import Graph
 from functions.render.naming import discovery_service_account
 
+ROLE_RESOURCE = "discovery-role"
+BINDING_RESOURCE = "discovery-rolebinding"
+
 
 def _metadata(graph: Graph, name: str) -> dict[str, Any]:
     return {
@@ -22,7 +25,7 @@ def render_discovery_rbac(graph: Graph) -> dict[str, dict[str, Any]]:
     role = f"{sa}-role"
     return {
         "discovery-serviceaccount": {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _metadata(graph, sa)},
-        "discovery-role": {
+        ROLE_RESOURCE: {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",
             "metadata": _metadata(graph, role),
@@ -32,7 +35,7 @@ def render_discovery_rbac(graph: Graph) -> dict[str, dict[str, Any]]:
                 {"apiGroups": ["nvidia.com"], "resources": ["dynamoworkermetadatas"], "verbs": ["*"]},
             ],
         },
-        "discovery-rolebinding": {
+        BINDING_RESOURCE: {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "RoleBinding",
             "metadata": _metadata(graph, f"{sa}-binding"),
@@ -40,3 +43,20 @@ def render_discovery_rbac(graph: Graph) -> dict[str, dict[str, Any]]:
             "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": graph.namespace}],
         },
     }
+
+
+def binding_after_role(
+    desired: dict[str, dict[str, Any]], observed_resources: dict[str, dict[str, Any]], *, preview: bool = False
+) -> dict[str, dict[str, Any]]:
+    """``desired`` without the discovery RoleBinding while its Role is not observed (unless ``preview``).
+
+    Kubernetes refuses a RoleBinding to a Role that does not exist yet (it checks that the binder
+    holds what the Role grants) unless the binder may ``bind`` any Role, a grant package/rbac leaves
+    out: it would let Crossplane bind Roles it does not hold. Crossplane applies composed resources
+    in no set order and stops at the first refusal, so where Crossplane is not an admin a binding
+    applied first can hold the Role back for good (measured on the real stack: every retry did).
+    The binding follows one reconcile after the Role; a preview shows both.
+    """
+    if preview or BINDING_RESOURCE not in desired or ROLE_RESOURCE in observed_resources:
+        return desired
+    return {k: v for k, v in desired.items() if k != BINDING_RESOURCE}

@@ -32,14 +32,14 @@ from functions.api.from_v1beta1 import component_from_v1beta1
 from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError
 from functions.api.normalise import _validation_error, claimed_object
 from functions.api.platform import PLATFORM_REQUIREMENT, PlatformConfig, PlatformConfigError, platform_config
-from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal
+from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal, is_preview
 from functions.render import backends
 from functions.render.deployment import render_deployment
 from functions.render.labels import GRAPH_NAME, RESTART_AT, SELECTOR
 from functions.render.lws import LWS_KIND, ROLE_LABEL, render_leaderworkersets
 from functions.render.mesh import render_frontend_mesh
 from functions.render.podspec import PodContext
-from functions.render.rbac import render_discovery_rbac
+from functions.render.rbac import binding_after_role, render_discovery_rbac
 from functions.render.services import model_service_name, needs_service, render_component_service, render_model_service
 from functions.status import lws as lws_status
 from functions.status.deployment import deployment_readiness, deployment_replica_status
@@ -232,6 +232,7 @@ def component_deployment(request: StepRequest) -> StepResponse:
     lws = uses_lws(graph.components[0], platform)
     generation = (xr.get("metadata") or {}).get("generation")
     status, conditions, ready = component_status(graph, name, desired, request.observed_resources, generation, lws)
+    desired = binding_after_role(desired, request.observed_resources, preview=is_preview(request.context))
     resources = {
         key: DesiredResource(obj, ready=ready if obj.get("kind") in WORKLOAD_KINDS else True)
         for key, obj in desired.items()

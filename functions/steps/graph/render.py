@@ -12,13 +12,13 @@ from functions.api.platform import (
     PlatformConfigError,
     platform_config,
 )
-from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal
+from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal, is_preview
 from functions.render import backends
 from functions.render.grove import render_podcliqueset
 from functions.render.mesh import render_mesh
 from functions.render.naming import MAX_COMBINED_GROVE_NAME, component_path, grove_name_budget, podcliqueset_name
 from functions.render.podspec import PodContext
-from functions.render.rbac import render_discovery_rbac
+from functions.render.rbac import binding_after_role, render_discovery_rbac
 from functions.render.scaling import pin_observed_adapters, render_scaling_adapters, with_adapter_replicas
 from functions.render.services import (
     model_service_name,
@@ -167,6 +167,7 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
     except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     desired = pin_observed_adapters(desired, request.observed_resources)
+    desired = binding_after_role(desired, request.observed_resources, preview=is_preview(request.context))
     return StepResponse(
         desired_resources={name: DesiredResource(obj) for name, obj in sorted(desired.items())},
         composite_status=status,

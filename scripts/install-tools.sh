@@ -3,11 +3,16 @@
 #
 #   ${FUNCTION_DYNAMO_CACHE:-$HOME/.cache/function-dynamo}/
 #     bin/crank-<CROSSPLANE_VERSION>   the Crossplane CLI, built from its Go module
-#     bin/crossplane-<CROSSPLANE_VERSION>-loopback   Crossplane core, its listeners patched to 127.0.0.1
+#     bin/crossplane-<CROSSPLANE_VERSION>-loopback   Crossplane core and RBAC manager, listeners patched to
+#                                      127.0.0.1 or off (.patches beside it says which)
 #     crds/crossplane-<CROSSPLANE_VERSION>/          Crossplane's own CRDs (`crossplane core init` installs them)
 #     bin/oci-registry-<source hash>   tools/oci-registry: a loopback OCI registry the packages are pushed to
+#     bin/helm-<HELM_VERSION>          Helm, built from its Go module (renders Crossplane's chart)
+#     crds/crossplane-<CROSSPLANE_VERSION>-rbac/rbac.yaml  the ServiceAccounts, ClusterRoles and bindings of
+#                                      Crossplane's Helm chart, as `helm install` would create them
 #     crds/<name>/*.yaml               CRDs of the APIs we render into (copies)
-#     tools.env                        CRANK=..., CROSSPLANE=..., CROSSPLANE_CRDS=..., CRDS_DIR=... (KEY=VALUE)
+#     tools.env                        CRANK=..., CROSSPLANE=..., CROSSPLANE_CRDS=..., CROSSPLANE_RBAC=...,
+#                                      CRDS_DIR=... (KEY=VALUE)
 #
 # Idempotent: a crank binary that is present and reports the pinned version is
 # not rebuilt; a CRD directory whose .source stamp matches the pinned module is
@@ -24,6 +29,12 @@ set -euo pipefail
 # download the module and `go build` it from its directory.
 CROSSPLANE_VERSION=v2.2.1
 CROSSPLANE_MODULE=github.com/crossplane/crossplane/v2
+
+# Helm renders the RBAC of Crossplane's own chart (cluster/charts/crossplane in
+# the module above), so the tests run Crossplane under the roles a Helm install gives it.
+HELM_MODULE=helm.sh/helm/v3
+HELM_VERSION=v3.22.0
+CROSSPLANE_NAMESPACE=crossplane-system
 
 # Grove. This version is not in the Go checksum database, so it is fetched with
 # GONOSUMDB for github.com/ai-dynamo/grove and its hash is checked against
@@ -58,6 +69,8 @@ CRDS_DIR="$CACHE/crds"
 CRANK="$BIN_DIR/crank-$CROSSPLANE_VERSION"
 CROSSPLANE="$BIN_DIR/crossplane-$CROSSPLANE_VERSION-loopback"
 CROSSPLANE_CRDS="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION"
+HELM="$BIN_DIR/helm-$HELM_VERSION"
+CROSSPLANE_RBAC="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION-rbac/rbac.yaml"
 
 die() { echo "install-tools.sh: error: $*" >&2; exit 1; }
 step() { echo "==> install-tools: $*"; }
@@ -137,7 +150,10 @@ fi
 
 # --- Crossplane core -------------------------------------------------------------
 
-if [[ -x "$CROSSPLANE" ]] && "$CROSSPLANE" --help >/dev/null 2>&1 && [[ -f "$CROSSPLANE_CRDS/.source" ]]; then
+# What the loopback build changes; a binary stamped with other patches is rebuilt.
+CROSSPLANE_PATCHES="core metrics+health on 127.0.0.1; rbac manager metrics off"
+if [[ -x "$CROSSPLANE" ]] && "$CROSSPLANE" --help >/dev/null 2>&1 && [[ -f "$CROSSPLANE_CRDS/.source" ]] \
+    && [[ -f "$CROSSPLANE.patches" && "$(cat "$CROSSPLANE.patches")" == "$CROSSPLANE_PATCHES" ]]; then
     step "crossplane core $CROSSPLANE_VERSION: present, skipping build: $CROSSPLANE"
 else
     mod_download "$CROSSPLANE_MODULE@$CROSSPLANE_VERSION"
@@ -149,6 +165,11 @@ else
     n="$(grep -c 'fmt.Sprintf(":%d"' "$core" || true)"
     [[ "$n" == 2 ]] || die "$core: expected 2 listeners bound to \":%d\", found $n (did the version change?)"
     sed -i 's/fmt.Sprintf(":%d"/fmt.Sprintf("127.0.0.1:%d"/' "$core"
+    # The RBAC manager leaves controller-runtime's metrics default, ":8080" on every interface: off.
+    rbac="$src/cmd/crossplane/rbac/rbac.go"
+    grep -q '^		PprofBindAddress: c.Profile,$' "$rbac" || die "$rbac: no manager options to patch (did the version change?)"
+    sed -i 's|^		PprofBindAddress: c.Profile,$|&\n		Metrics:          metricsserver.Options{BindAddress: "0"},|' "$rbac"
+    sed -i 's|^	"sigs.k8s.io/controller-runtime/pkg/cache"$|&\n	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"|' "$rbac"
     step "crossplane core $CROSSPLANE_VERSION: building ./cmd/crossplane, listeners on 127.0.0.1 (~30 s after crank)"
     t0=$SECONDS
     crossplane_build "$src" ./cmd/crossplane "$CROSSPLANE"
@@ -158,6 +179,7 @@ else
     install -m 0644 "$MOD_DIR"/cluster/crds/*.yaml "$stage/"
     printf '%s\n' "$CROSSPLANE_MODULE@$CROSSPLANE_VERSION" >"$stage/.source"
     rm -rf "$CROSSPLANE_CRDS" && mv "$stage" "$CROSSPLANE_CRDS"
+    printf '%s\n' "$CROSSPLANE_PATCHES" >"$CROSSPLANE.patches"
     step "crossplane core $CROSSPLANE_VERSION: built in $((SECONDS - t0))s: $CROSSPLANE"
 fi
 
@@ -176,6 +198,47 @@ else
         || { grep -v '^go: downloading ' "$work/registry.log" | tail -n 40 >&2; die "building tools/oci-registry failed"; }
     mv -f "$tmp_bin" "$OCI_REGISTRY"
     step "oci-registry: built: $OCI_REGISTRY"
+fi
+
+# --- Helm and the RBAC of Crossplane's chart ----------------------------------------
+
+if [[ -x "$HELM" ]] && "$HELM" version --short 2>/dev/null | grep -qF "$HELM_VERSION"; then
+    step "helm $HELM_VERSION: present: $HELM"
+else
+    step "helm $HELM_VERSION: building $HELM_MODULE/cmd/helm (~3 minutes on a cold module cache)"
+    t0=$SECONDS
+    gobin="$work/helm-bin"
+    (cd "$work" && CGO_ENABLED=0 GOBIN="$gobin" go install -trimpath \
+        -ldflags "-X=$HELM_MODULE/internal/version.version=$HELM_VERSION" \
+        "$HELM_MODULE/cmd/helm@$HELM_VERSION") >"$work/helm.log" 2>&1 \
+        || { grep -v '^go: downloading ' "$work/helm.log" | tail -n 40 >&2; die "building helm $HELM_VERSION failed"; }
+    mv -f "$gobin/helm" "$HELM"
+    "$HELM" version --short | grep -qF "$HELM_VERSION" || die "built $HELM but it does not report $HELM_VERSION"
+    step "helm $HELM_VERSION: built in $((SECONDS - t0))s: $HELM"
+fi
+
+rbac_source="$CROSSPLANE_MODULE@$CROSSPLANE_VERSION helm@$HELM_VERSION namespace=$CROSSPLANE_NAMESPACE"
+rbac_stamp="$(dirname "$CROSSPLANE_RBAC")/.source"
+if [[ -f "$CROSSPLANE_RBAC" && -f "$rbac_stamp" && "$(cat "$rbac_stamp")" == "$rbac_source" ]]; then
+    step "crossplane chart RBAC: up to date: $CROSSPLANE_RBAC"
+else
+    mod_download "$CROSSPLANE_MODULE@$CROSSPLANE_VERSION"
+    stage="$CRDS_DIR/.crossplane-rbac.tmp.$$"
+    partial+=("$stage")
+    rm -rf "$stage" && mkdir -p "$stage"
+    templates=()
+    for t in serviceaccount clusterrole clusterrolebinding rbac-manager-serviceaccount rbac-manager-clusterrole \
+        rbac-manager-clusterrolebinding rbac-manager-managed-clusterroles rbac-manager-allowed-provider-permissions; do
+        [[ -f "$MOD_DIR/cluster/charts/crossplane/templates/$t.yaml" ]] \
+            || die "crossplane $CROSSPLANE_VERSION's chart has no templates/$t.yaml (did the version change?)"
+        templates+=(--show-only "templates/$t.yaml")
+    done
+    "$HELM" template crossplane "$MOD_DIR/cluster/charts/crossplane" --namespace "$CROSSPLANE_NAMESPACE" \
+        "${templates[@]}" >"$stage/rbac.yaml" 2>"$work/helm-template.log" \
+        || { cat "$work/helm-template.log" >&2; die "helm template of crossplane's chart failed"; }
+    printf '%s\n' "$rbac_source" >"$stage/.source"
+    rm -rf "$(dirname "$CROSSPLANE_RBAC")" && mv "$stage" "$(dirname "$CROSSPLANE_RBAC")"
+    step "crossplane chart RBAC: rendered $(grep -c '^kind: ' "$CROSSPLANE_RBAC") objects: $CROSSPLANE_RBAC"
 fi
 
 # --- CRDs -----------------------------------------------------------------------
@@ -233,6 +296,8 @@ install_crds volcano "$VOLCANO_MODULE" "$VOLCANO_VERSION" "" \
     echo "CRANK=$CRANK"
     echo "CROSSPLANE=$CROSSPLANE"
     echo "CROSSPLANE_CRDS=$CROSSPLANE_CRDS"
+    echo "CROSSPLANE_RBAC=$CROSSPLANE_RBAC"
+    echo "HELM=$HELM"
     echo "OCI_REGISTRY=$OCI_REGISTRY"
     echo "CRDS_DIR=$CRDS_DIR"
 } >"$CACHE/tools.env.tmp.$$"

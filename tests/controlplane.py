@@ -174,6 +174,7 @@ class ControlPlane:
     pids: dict[str, int] = field(default_factory=dict)
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     kubeconfig: Path | None = None
+    audit_log: Path | None = None  # JSON lines: every request of a ServiceAccount in AUDITED_NAMESPACE
 
     def where(self) -> str:
         """The server logs, for an assertion message."""
@@ -241,6 +242,28 @@ def _kubeconfig(path: Path, server: str, pki: Path) -> None:
     )
 
 
+AUDITED_NAMESPACE = "crossplane-system"
+
+
+def _audit_policy(path: Path) -> Path:
+    """Metadata-level audit of the ServiceAccounts Crossplane runs as; nothing else (the tests' own
+    admin requests would drown them)."""
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "audit.k8s.io/v1",
+                "kind": "Policy",
+                "omitStages": ["RequestReceived"],
+                "rules": [
+                    {"level": "Metadata", "userGroups": [f"system:serviceaccounts:{AUDITED_NAMESPACE}"]},
+                    {"level": "None"},
+                ],
+            }
+        )
+    )
+    return path
+
+
 def start_control_plane(run_dir: Path) -> ControlPlane:
     """etcd + kube-apiserver + kube-controller-manager on loopback; stop it with ``ControlPlane.stop``."""
     bins = require_binaries()
@@ -248,7 +271,7 @@ def start_control_plane(run_dir: Path) -> ControlPlane:
     make_pki(pki)
     api_port, etcd_port, peer_port, kcm_port = free_port(), free_port(), free_port(), free_port()
     server = f"https://127.0.0.1:{api_port}"
-    cp = ControlPlane(run_dir=run_dir, client=Client(server, pki), logs={})
+    cp = ControlPlane(run_dir=run_dir, client=Client(server, pki), logs={}, audit_log=run_dir / "audit.log")
     try:
         etcd_url = f"http://127.0.0.1:{etcd_port}"
         start_process(
@@ -301,6 +324,10 @@ def start_control_plane(run_dir: Path) -> ControlPlane:
                 "--allow-privileged=true",
                 "--profiling=false",
                 f"--cert-dir={run_dir / 'apiserver-certs'}",
+                f"--audit-policy-file={_audit_policy(run_dir / 'audit-policy.yaml')}",
+                f"--audit-log-path={cp.audit_log}",
+                "--audit-log-format=json",
+                "--audit-log-mode=blocking",
             ],
         )
         wait_for(cp, "kube-apiserver", lambda: cp.client.request("GET", "/readyz", timeout=2, raw=True) == "ok")
@@ -317,7 +344,8 @@ def start_control_plane(run_dir: Path) -> ControlPlane:
                 f"--secure-port={kcm_port}",
                 "--leader-elect=false",
                 "--use-service-account-credentials=false",
-                "--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller",
+                "--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,"
+                "clusterrole-aggregation-controller",
                 f"--service-account-private-key-file={pki / 'sa.key'}",
                 f"--root-ca-file={pki / 'ca.crt'}",
                 f"--cert-dir={run_dir / 'kcm-certs'}",

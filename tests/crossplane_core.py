@@ -2,6 +2,9 @@
 
 ``start_crossplane`` runs, all on 127.0.0.1:
 
+0. the ServiceAccounts, ClusterRoles and bindings of Crossplane's Helm chart (``crossplane_rbac``):
+   Crossplane core and its RBAC manager (``crossplane rbac start``) run as those ServiceAccounts,
+   with tokens from the TokenRequest API, not as the test's admin;
 1. ``crossplane core init`` (Crossplane's CRDs, its root CA and client certificate Secrets), then
    ``crossplane core start`` with ``--package-runtime=Function=External``: Crossplane runs no
    function pods, it dials the endpoint the Active FunctionRevision's status names;
@@ -35,6 +38,7 @@ import yaml
 
 from apiserver import ensure_namespace, install_crd
 from controlplane import APIError, ControlPlane, free_port, start_process, wait_for
+from crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, install_chart_rbac, service_account_kubeconfig
 from pki import issue
 from tooling import CRD_SETS, _missing, _tools_env, crds_dir
 
@@ -62,9 +66,13 @@ class Crossplane:
 
 def require_tools() -> dict[str, Path]:
     env = _tools_env()
-    found = {k: Path(env[k]) for k in ("CRANK", "CROSSPLANE", "CROSSPLANE_CRDS", "OCI_REGISTRY") if env.get(k)}
-    if len(found) < 4 or not all(p.exists() for p in found.values()):
-        _missing("Crossplane core, crank or the OCI registry are not built: run scripts/install-tools.sh")
+    keys = ("CRANK", "CROSSPLANE", "CROSSPLANE_CRDS", "CROSSPLANE_RBAC", "OCI_REGISTRY")
+    found = {k: Path(env[k]) for k in keys if env.get(k)}
+    if len(found) < len(keys) or not all(p.exists() for p in found.values()):
+        _missing(
+            "Crossplane core, crank, the OCI registry or the RBAC of Crossplane's chart are not installed: "
+            "run scripts/install-tools.sh"
+        )
     return found
 
 
@@ -216,9 +224,10 @@ def start_crossplane(cp: ControlPlane) -> Crossplane:
     tools = require_tools()
     assert cp.kubeconfig is not None
     ensure_namespace(cp.client, NAMESPACE)
+    install_chart_rbac(cp, tools["CROSSPLANE_RBAC"], apply)
     env = {
         **os.environ,
-        "KUBECONFIG": str(cp.kubeconfig),
+        "KUBECONFIG": str(service_account_kubeconfig(cp, CROSSPLANE_SA)),
         "POD_NAMESPACE": NAMESPACE,
         "CRDS_PATH": str(tools["CROSSPLANE_CRDS"]),
         "TLS_CA_SECRET_NAME": "crossplane-root-ca",
@@ -245,6 +254,11 @@ def start_crossplane(cp: ControlPlane) -> Crossplane:
     )
     wait_for(cp, "oci-registry", lambda: port_file.is_file() and port_file.read_text().strip() != "")
     registry = f"127.0.0.1:{port_file.read_text().strip()}"
+
+    start_process(cp, "crossplane-rbac-manager", [
+        str(tools["CROSSPLANE"]), "rbac", "start", "--leader-election=false",
+        "--provider-clusterrole=crossplane:allowed-provider-permissions",
+    ], env={**env, "KUBECONFIG": str(service_account_kubeconfig(cp, RBAC_MANAGER_SA))})  # fmt: skip
 
     metrics, health = free_port(), free_port()
     for sub in ("xpkg-cache", "xfn-cache"):

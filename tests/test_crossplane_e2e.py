@@ -39,7 +39,7 @@ def _namespace(path: Path) -> str:
     return "e2e-" + path.relative_to(REPO / "examples").with_suffix("").as_posix().replace("/", "-").lower()
 
 
-def _claim(path: Path) -> dict[str, Any]:
+def example_claim(path: Path) -> dict[str, Any]:
     claim = yaml.safe_load(path.read_text())
     claim["metadata"]["namespace"] = _namespace(path)
     return claim
@@ -56,7 +56,7 @@ def object_path(api_version: str, kind_plural: str, namespace: str | None, name:
     return f"{base}/{kind_plural}/{name}"
 
 
-def _plurals(xp: Crossplane) -> dict[tuple[str, str], tuple[str, bool]]:
+def api_plurals(xp: Crossplane) -> dict[tuple[str, str], tuple[str, bool]]:
     """(apiVersion, kind) -> (plural, namespaced), from the API server's discovery."""
     out: dict[tuple[str, str], tuple[str, bool]] = {}
     client = xp.cp.client
@@ -107,7 +107,7 @@ def preview(claim: dict[str, Any]) -> tuple[list[dict[str, Any]], list[RenderOut
 
 @pytest.fixture(scope="module")
 def discovered(crossplane: Crossplane) -> dict[tuple[str, str], tuple[str, bool]]:
-    return _plurals(crossplane)
+    return api_plurals(crossplane)
 
 
 def test_the_packages_are_installed_and_every_xrd_established(crossplane: Crossplane) -> None:
@@ -185,7 +185,7 @@ def _wait_composed(
     )
 
 
-def _wait_synced(
+def wait_synced(
     xp: Crossplane, claim: dict[str, Any], want: int, discovered: dict[tuple[str, str], tuple[str, bool]]
 ) -> dict[str, Any]:
     """The claim's XR once the claim is Synced=True and the XR's ``want`` composed resources all exist."""
@@ -241,7 +241,7 @@ def test_every_example_is_composed_as_the_preview_shows(
     path: Path, crossplane: Crossplane, discovered: dict[tuple[str, str], tuple[str, bool]]
 ) -> None:
     client = crossplane.cp.client
-    claim = _claim(path)
+    claim = example_claim(path)
     namespace = claim["metadata"]["namespace"]
     ensure_namespace(client, namespace)
     expected, nested = preview(copy.deepcopy(claim))
@@ -252,7 +252,7 @@ def test_every_example_is_composed_as_the_preview_shows(
     except APIError as err:
         if err.code != 409:
             raise
-    xr = _wait_synced(crossplane, claim, len(expected), discovered)
+    xr = wait_synced(crossplane, claim, len(expected), discovered)
     # The one difference by design: Crossplane names the XR <claim>-<random>, the preview <claim>-<hash>;
     # every object below it, nested composites' too, carries that name in its composite label.
     for obj in [*expected, *(o for child in nested for o in child.composed)]:

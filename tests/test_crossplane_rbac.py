@@ -1,0 +1,127 @@
+"""Crossplane runs as its Helm chart's ServiceAccount: package/rbac is what it needed, no less, no more.
+
+The fixture (``crossplane_rbac``) runs Crossplane core and its RBAC manager under the chart's
+ServiceAccounts and roles, with ``package/rbac/clusterrole.yaml`` aggregated into Crossplane's role
+by the kube-controller-manager, and audits every request they make. Here every example claim, and
+the two that compose Istio objects under a mesh platform config, are reconciled; then the audit log
+says what Crossplane actually touched: nothing was refused (the role is sufficient) and every
+resource the package's role grants was used, or is one Kubernetes' escalation check needs for the
+discovery Role (least privilege, checked against the cluster rather than against our own render,
+which ``test_rbac`` does).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from apiserver import ensure_namespace, plural, resource_path
+from controlplane import APIError, ControlPlane
+from crossplane_core import Crossplane, apply
+from crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, audit_events, service_account_user
+from test_crossplane_e2e import CLAIMS, REPO, api_plurals, preview, wait_synced
+from test_rbac import MESH_PLATFORM, discovery_role, role_grants
+
+ENVIRONMENT_CONFIGS = "/apis/apiextensions.crossplane.io/v1beta1/environmentconfigs"
+MESH_EXAMPLES = ("vllm-agg.yaml", "vllm-gaie.yaml")  # a frontend VirtualService; the EPP's DestinationRule
+MESH_KINDS = {"VirtualService", "DestinationRule"}
+SECONDS = 90.0
+
+
+def _namespace(path: Path, prefix: str) -> str:
+    return prefix + path.relative_to(REPO / "examples").with_suffix("").as_posix().replace("/", "-").lower()
+
+
+def _create(cp: ControlPlane, path: Path, namespace: str) -> dict[str, Any]:
+    claim = yaml.safe_load(path.read_text())
+    claim["metadata"]["namespace"] = namespace
+    ensure_namespace(cp.client, namespace)
+    collection = resource_path("nvidia.com", claim["apiVersion"].split("/")[1], plural(claim["kind"]), namespace)
+    try:
+        cp.client.create(collection, claim)
+    except APIError as err:
+        if err.code != 409:
+            raise
+    return claim
+
+
+def _xr_with_mesh(cp: ControlPlane, claim: dict[str, Any]) -> list[str]:
+    """The Istio kinds composed for the claim once they exist, or [] while they do not yet."""
+    meta = claim["metadata"]
+    path = resource_path("nvidia.com", "v1beta1", plural(claim["kind"]), meta["namespace"], meta["name"])
+    got = cp.client.get(path)
+    ref = (got.get("spec") or {}).get("resourceRef")
+    if not ref:
+        return []
+    xr = cp.client.get(resource_path("nvidia.com", "v1beta1", plural(ref["kind"]), None, ref["name"]))
+    return sorted({r["kind"] for r in xr["spec"].get("resourceRefs") or []} & MESH_KINDS)
+
+
+@pytest.fixture(scope="module")
+def reconciled(crossplane: Crossplane) -> list[dict[str, Any]]:
+    """Every example reconciled, and the mesh examples under the mesh platform config; Crossplane's
+    audited requests meanwhile."""
+    cp = crossplane.cp
+    discovered = api_plurals(crossplane)
+    for path in CLAIMS:
+        claim = _create(cp, path, _namespace(path, "rbac-"))
+        expected, _ = preview(copy.deepcopy(claim))
+        wait_synced(crossplane, claim, len(expected), discovered)
+    apply(cp, MESH_PLATFORM, ENVIRONMENT_CONFIGS)
+    try:
+        for name in MESH_EXAMPLES:
+            claim = _create(cp, REPO / "examples" / name, _namespace(REPO / "examples" / name, "rbac-mesh-"))
+            deadline = time.monotonic() + SECONDS
+            while not _xr_with_mesh(cp, claim):
+                assert time.monotonic() < deadline, f"{name}: no Istio object composed under the mesh platform"
+                time.sleep(0.5)
+        time.sleep(2)  # the Istio objects' own applies, and a reconcile after them
+    finally:
+        cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{MESH_PLATFORM['metadata']['name']}")
+    return list(audit_events(cp, service_account_user(CROSSPLANE_SA)))
+
+
+def test_crossplane_runs_as_its_service_account_under_the_aggregated_role(crossplane: Crossplane) -> None:
+    client = crossplane.cp.client
+    binding = client.get("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/crossplane")
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": CROSSPLANE_SA, "namespace": "crossplane-system"}]
+    assert binding["roleRef"]["name"] == "crossplane"
+    role = client.get("/apis/rbac.authorization.k8s.io/v1/clusterroles/crossplane")
+    aggregated = {(g, r) for rule in role.get("rules") or [] for g in rule["apiGroups"] for r in rule["resources"]}
+    assert set(role_grants()) <= aggregated, "package/rbac's ClusterRole was not aggregated into Crossplane's"
+    assert any(r == "xdynamographdeployments" for _, r in aggregated), "the RBAC manager granted no XR kind"
+    assert next(audit_events(crossplane.cp, service_account_user(CROSSPLANE_SA)), None), "no request as the SA"
+
+
+def test_no_request_of_crossplane_was_refused(crossplane: Crossplane, reconciled: list[dict[str, Any]]) -> None:
+    refused = [
+        f"{e['verb']} {e['requestURI']}: {e['responseStatus'].get('message', '')}"
+        for user in (CROSSPLANE_SA, RBAC_MANAGER_SA)
+        for e in audit_events(crossplane.cp, service_account_user(user))
+        if e["responseStatus"].get("code") == 403
+    ]
+    assert not refused, "\n".join(refused)
+    for log in (crossplane.crossplane_log, crossplane.cp.logs["crossplane-rbac-manager"]):
+        lines = [line for line in log.read_text(errors="replace").splitlines() if "forbidden" in line.lower()]
+        assert not lines, f"{log}:\n" + "\n".join(lines[:10])
+
+
+def test_every_grant_of_the_package_role_was_needed(reconciled: list[dict[str, Any]]) -> None:
+    used: dict[tuple[str, str], set[str]] = {}
+    for event in reconciled:
+        ref = event.get("objectRef") or {}
+        if ref.get("resource") and not ref.get("subresource"):
+            used.setdefault((ref.get("apiGroup", ""), ref["resource"]), set()).add(event["verb"])
+    role = discovery_role()
+    escalation = {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
+    grants = role_grants()
+    unused = sorted(set(grants) - set(used) - escalation)
+    assert not unused, f"granted by package/rbac, never requested by Crossplane: {unused}"
+    for resource, verbs in used.items():
+        if resource in grants:
+            assert verbs <= grants[resource], (resource, verbs - grants[resource])

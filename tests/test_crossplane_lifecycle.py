@@ -1,4 +1,4 @@
-"""Lifecycles on a real Crossplane: scaling through an adapter, a bad update, deleting a claim.
+"""Lifecycles on a real Crossplane: scaling through an adapter, a restart, a bad update, deleting a claim.
 
 Each test applies an example claim in a namespace of its own and drives it the way a user or an
 autoscaler would, then checks what Crossplane did to the composed objects.
@@ -17,7 +17,9 @@ from apiserver import ensure_namespace, resource_path
 from controlplane import APIError, ControlPlane
 from crossplane_core import Crossplane
 from functions.contract import StepRequest
+from functions.render.labels import RESTART_AT
 from functions.steps.graph.render import render_graph_deployment
+from test_crossplane_status import play_deployments
 
 REPO = Path(__file__).resolve().parents[1]
 SECONDS = 90.0
@@ -183,3 +185,44 @@ def test_deleting_a_claim_removes_every_composed_object(crossplane: Crossplane) 
     xr_path = resource_path("nvidia.com", "v1beta1", "xdynamographdeployments", None, xr["metadata"]["name"])
     paths = [xr_path, *(_ref_path(ref, namespace) for ref in xr["spec"]["resourceRefs"])]
     _until("the XR and everything it composed deleted", lambda: not any(_exists(cp, p) for p in paths))
+
+
+def test_a_new_restart_id_walks_the_components_one_by_one(crossplane: Crossplane) -> None:
+    """The component pathway, the Deployment controller played: a Sequential restart restarts one
+    component at a time, each once its Deployment reports the new template ready, then Completes."""
+    cp = crossplane.cp
+    namespace = "life-restart"
+    claim, claim_path = _apply(cp, "vllm-disagg-no-grove.yaml", namespace)
+    components = sorted(claim["spec"]["services"])
+
+    def status() -> dict[str, Any]:
+        return cp.client.get(claim_path).get("status") or {}
+
+    def ready() -> bool:
+        play_deployments(cp, namespace)
+        return status().get("state") == "successful"
+
+    _until("the graph ready", ready, seconds=2 * SECONDS)
+    cp.client.merge_patch(claim_path, {"spec": {"restart": {"id": "r1"}}})
+    seen: list[tuple[str, ...]] = []
+    deadline = time.monotonic() + 2 * SECONDS
+    restart: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        restart = status().get("restart") or {}
+        if restart.get("observedID") == "r1" and restart.get("phase") == "Completed":
+            break
+        step = tuple(restart.get("inProgress") or ())
+        if restart.get("observedID") == "r1" and step:
+            if not seen or seen[-1] != step:
+                seen.append(step)
+            # the Deployment controller, played only for what restarts now: each step is seen before the next
+            play_deployments(cp, namespace, set(step))
+        time.sleep(0.5)
+    assert restart == {"observedID": "r1", "phase": "Completed"}, (restart, seen)
+    assert all(len(step) == 1 for step in seen), seen  # Sequential: one component at a time
+    assert sorted({c for step in seen for c in step}) == components, seen
+    deployments = cp.client.get(f"/apis/apps/v1/namespaces/{namespace}/deployments")["items"]
+    stamped = {
+        d["metadata"]["name"]: d["spec"]["template"]["metadata"]["annotations"].get(RESTART_AT) for d in deployments
+    }
+    assert set(stamped.values()) == {"r1"}, stamped

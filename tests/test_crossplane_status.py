@@ -30,6 +30,7 @@ SETTLE_SECONDS = 90.0
 # Scenarios whose state a test can reach by playing controllers (no xr-overlay: the others need an XR
 # status written by an earlier reconcile, which only their history gives).
 SCENARIOS = sorted(d.name for d in STATUS.iterdir() if d.is_dir() and not (d / "xr-overlay.json").exists())
+COMPONENT_LABEL = "nvidia.com/dynamo-component"
 SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")
 
 
@@ -136,9 +137,12 @@ def play_grove(cp: ControlPlane, scenario: str, namespace: str) -> None:
     _write_status(cp, pcs_path, pcs_obj["status"])  # last: its change makes Crossplane reconcile at once
 
 
-def play_deployments(cp: ControlPlane, namespace: str) -> int:
-    """Every Deployment in ``namespace`` (the nested component deployments') reports all replicas ready."""
+def play_deployments(cp: ControlPlane, namespace: str, components: set[str] | None = None) -> int:
+    """Every Deployment in ``namespace`` (the nested component deployments'), or those of ``components``
+    (label ``nvidia.com/dynamo-component``), reports all replicas ready."""
     deployments = cp.client.get(f"/apis/apps/v1/namespaces/{namespace}/deployments")["items"]
+    if components is not None:
+        deployments = [d for d in deployments if d["metadata"]["labels"].get(COMPONENT_LABEL) in components]
     for deployment in deployments:
         replicas = (deployment.get("spec") or {}).get("replicas", 1)
         status = {

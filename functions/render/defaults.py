@@ -9,6 +9,7 @@ from functions.api.graph import MAIN_CONTAINER, ConfigMapKey
 FRONTEND_PORT = 8000
 SYSTEM_PORT = 9090
 NIXL_PORT = 19090
+FORWARDPASS_METRIC_PORT = 20380  # the forward-pass metrics publisher (env only, no container port)
 PLANNER_METRICS_PORT = 9085
 EPP_GRPC_PORT = 9002
 EPP_HEALTH_PORT = 9003
@@ -113,6 +114,7 @@ def type_container(component_type: str | None, dynamo_namespace: str, graph_name
                 _env("DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS", '["generate"]'),
                 _env("DYN_SYSTEM_PORT", str(SYSTEM_PORT)),
                 _env("DYN_HEALTH_CHECK_ENABLED", "false"),
+                _env("DYN_FORWARDPASS_METRIC_PORT", str(FORWARDPASS_METRIC_PORT)),
                 _env("NIXL_TELEMETRY_ENABLE", "n"),
                 _env("NIXL_TELEMETRY_EXPORTER", "prometheus"),
                 _env("NIXL_TELEMETRY_PROMETHEUS_PORT", str(NIXL_PORT)),

@@ -1,7 +1,12 @@
-"""The per-DGD ServiceAccount, Role and RoleBinding for Kubernetes discovery (reference §1.6)."""
+"""The per-DGD ServiceAccount, Role and RoleBinding for Kubernetes discovery (reference §1.6).
+
+At upstream HEAD (fidelity-at-head.md, class 5) the Role grants DynamoWorkerMetadata an explicit verb
+list, not ``*``, and the three objects carry the ``app.kubernetes.io`` labels below, no DGD label.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from functions.api.graph import Graph
@@ -11,11 +16,30 @@ ROLE_RESOURCE = "discovery-role"
 BINDING_RESOURCE = "discovery-rolebinding"
 
 
+MAX_LABEL_VALUE = 63
+LABEL_HASH_LENGTH = 8
+# Verbs on DynamoWorkerMetadata the workers need to publish and read each other's (upstream's list).
+WORKER_METADATA_VERBS = ["create", "get", "list", "watch", "update", "patch", "delete"]
+
+
+def rbac_label_value(service_account: str) -> str:
+    """``app.kubernetes.io/name`` of all three objects: the ServiceAccount's name, cut to a label value's
+    63 characters with ``-`` and 8 hex digits of its SHA-256 when longer."""
+    if len(service_account) <= MAX_LABEL_VALUE:
+        return service_account
+    digest = hashlib.sha256(service_account.encode()).hexdigest()[:LABEL_HASH_LENGTH]
+    return f"{service_account[: MAX_LABEL_VALUE - LABEL_HASH_LENGTH - 1]}-{digest}"
+
+
 def _metadata(graph: Graph, name: str) -> dict[str, Any]:
     return {
         "name": name,
         "namespace": graph.namespace,
-        "labels": {"nvidia.com/dynamo-graph-deployment-name": graph.name},
+        "labels": {
+            "app.kubernetes.io/component": "rbac",
+            "app.kubernetes.io/managed-by": "dynamo-operator",
+            "app.kubernetes.io/name": rbac_label_value(discovery_service_account(graph)),
+        },
     }
 
 
@@ -32,7 +56,7 @@ def render_discovery_rbac(graph: Graph) -> dict[str, dict[str, Any]]:
             "rules": [
                 {"apiGroups": [""], "resources": ["endpoints", "pods"], "verbs": ["get", "list", "watch"]},
                 {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["get", "list", "watch"]},
-                {"apiGroups": ["nvidia.com"], "resources": ["dynamoworkermetadatas"], "verbs": ["*"]},
+                {"apiGroups": ["nvidia.com"], "resources": ["dynamoworkermetadatas"], "verbs": WORKER_METADATA_VERBS},
             ],
         },
         BINDING_RESOURCE: {

@@ -203,7 +203,16 @@ def _where(path: str) -> str:
     return path or "<root>"
 
 
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
 def summary(value: Any) -> str:
-    """``value``'s repr, cut to a readable length."""
-    text = repr(value)
+    """``value``'s repr with mapping keys sorted (a render's key order is not part of its meaning), cut to
+    a readable length."""
+    text = repr(_sorted(value))
     return text if len(text) <= SUMMARY_LENGTH else text[: SUMMARY_LENGTH - 3] + "..."

@@ -47,6 +47,26 @@ def test_shared_memory_size_and_disable() -> None:
     assert "volumes" not in beta_off
 
 
+def test_a_users_own_dev_shm_mount_gives_way_to_the_shared_memory_volume() -> None:
+    # recipes mount their own /dev/shm (volume "dshm"): two mounts at one path would be refused
+    spec = {
+        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}, {"name": "shared-memory", "emptyDir": {}}],
+        "mainContainer": {
+            "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}, {"name": "models", "mountPath": "/models"}]
+        },
+    }
+    worker = pod(render({"services": {"W": {"componentType": "worker", "extraPodSpec": spec}}}), "w")
+    mounts = container(worker)["volumeMounts"]
+    assert [m for m in mounts if m["mountPath"] == "/dev/shm"] == [{"name": "shared-memory", "mountPath": "/dev/shm"}]
+    assert mounts[-1]["name"] == "shared-memory" and {"name": "models", "mountPath": "/models"} in mounts
+    volumes = [v["name"] for v in worker["volumes"]]
+    assert volumes.count("shared-memory") == 1 and volumes.index("shared-memory") > volumes.index("dshm")
+    # with shared memory off, the user's own mount is theirs
+    off = {**spec, "volumes": spec["volumes"][:1]}
+    kept = pod(render({"services": {"W": {"sharedMemory": {"disabled": True}, "extraPodSpec": off}}}), "w")
+    assert {"name": "dshm", "mountPath": "/dev/shm"} in container(kept)["volumeMounts"]
+
+
 def test_main_container_comes_first_and_user_env_wins() -> None:
     out = render(
         {
@@ -167,3 +187,19 @@ def test_global_namespace_uses_dynamo() -> None:
     out = render({"services": {"W": {"componentType": "worker", "globalDynamoNamespace": True}}})
     env = {e["name"]: e.get("value") for e in container(pod(out, "w"))["env"]}
     assert env["DYN_NAMESPACE"] == "dynamo"
+
+
+def test_explicit_nulls_render_as_if_absent() -> None:
+    # the API server drops nulls of non-nullable fields (all of ours); a raw XR with them must not crash
+    with_nulls = {
+        "services": {
+            "W": {
+                "componentType": "worker",
+                "envs": None,
+                "extraPodSpec": {"containers": None, "volumes": None, "mainContainer": {"image": "x", "args": None}},
+            }
+        },
+        "envs": None,
+    }
+    without = {"services": {"W": {"componentType": "worker", "extraPodSpec": {"mainContainer": {"image": "x"}}}}}
+    assert render(with_nulls) == render(without)

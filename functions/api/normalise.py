@@ -133,8 +133,22 @@ def claimed_object(xr: dict[str, Any], kind: str, *, string_annotations: bool = 
         raise SpecError(f"metadata.name: the {kind} has no name")
     if not namespace:
         raise SpecError(f"spec.claimRef.namespace: a {kind} must be claimed in a namespace")
-    spec = {k: v for k, v in raw_spec.items() if k not in CROSSPLANE_SPEC_KEYS}
+    spec = {k: without_nulls(v) for k, v in raw_spec.items() if k not in CROSSPLANE_SPEC_KEYS and v is not None}
     return ClaimedObject(name, namespace, labels, annotations, spec)
+
+
+def without_nulls(value: Any) -> Any:
+    """``value`` without the mapping keys whose value is ``null``, at any depth.
+
+    No field of this package's schemas is nullable, so the API server drops such keys before it
+    stores the object (``extraPodSpec.containers: null`` is in real recipes); an XR that did not pass
+    through it (a test, a render of a raw file) is read the same way instead of crashing the render.
+    """
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value
 
 
 def graph_from_xr(xr: dict[str, Any]) -> Graph:

@@ -12,6 +12,7 @@ from functions.render.naming import discovery_service_account, dynamo_namespace
 
 DEFAULT_COMMAND = ["/bin/sh", "-c"]
 SHARED_MEMORY_VOLUME = "shared-memory"
+SHARED_MEMORY_PATH = "/dev/shm"
 VLLM_COMPILATION_CACHE = "/root/.cache/vllm"
 DEFAULT_FS_GROUP = 1000
 FRONTEND_SIDECAR = "sidecar-frontend"
@@ -150,10 +151,18 @@ def render_pod_spec(ctx: PodContext, component: Component) -> dict[str, Any]:
         pod["serviceAccountName"] = discovery_service_account(ctx.graph)
     volumes = list(pod.pop("volumes", []))
     if component.shared_memory:
+        # Upstream's ApplySharedMemoryVolumeAndMount: the user's own /dev/shm mount (any name) and any
+        # volume named shared-memory give way, so the pod never has two mounts at /dev/shm.
+        volumes = [v for v in volumes if v.get("name") != SHARED_MEMORY_VOLUME]
         volumes.append(
             {"name": SHARED_MEMORY_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": component.shared_memory}}
         )
-        main.setdefault("volumeMounts", []).append({"name": SHARED_MEMORY_VOLUME, "mountPath": "/dev/shm"})
+        mounts = [
+            m
+            for m in main.get("volumeMounts") or []
+            if m.get("name") != SHARED_MEMORY_VOLUME and m.get("mountPath") != SHARED_MEMORY_PATH
+        ]
+        main["volumeMounts"] = [*mounts, {"name": SHARED_MEMORY_VOLUME, "mountPath": SHARED_MEMORY_PATH}]
     containers = [main, *others]
     _frontend_sidecar(ctx, component, containers)
     volumes += _missing_pvc_volumes(volumes, main)

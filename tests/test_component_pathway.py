@@ -399,11 +399,11 @@ def test_an_observed_scaling_adapter_drives_the_dcd_replicas() -> None:
 
 def test_a_dcd_its_step_will_refuse_is_still_composed_and_reported_on_the_graph() -> None:
     claim = without_grove(load_claim(REPO / "examples" / "sglang-multinode.yaml"))
-    claim["spec"]["services"]["SglangWorker"]["resources"] = {}
+    claim["spec"]["services"]["SglangWorker"]["extraPodSpec"]["mainContainer"] = {"image": "x"}  # no command, no args
     rsp = render_step(claim_to_xr(claim), {})
     (warning,) = rsp.results
     assert warning.severity == "warning"
     assert warning.message.startswith("spec.services.SglangWorker: its DynamoComponentDeployment cannot render: ")
-    assert "GPU limit" in warning.message
+    assert "needs a non-empty args" in warning.message
     assert any(r.resource["spec"].get("serviceName") == "SglangWorker" for r in rsp.desired_resources.values()
                if r.resource["kind"] == "XDynamoComponentDeployment")  # fmt: skip

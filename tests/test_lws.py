@@ -237,14 +237,6 @@ def test_render_is_deterministic() -> None:
             service(component_type="epp", args=["--x"], gpu="1"), None,
             "spec.extraPodSpec.mainContainer.command", id="no-command",
         ),
-        pytest.param(
-            service(command=["python3", "-m", "dynamo.vllm"], args=["--model", "m"], gpu=None), "vllm",
-            "spec.resources.limits.gpu", id="worker-without-gpu-limit",
-        ),
-        pytest.param(
-            service(command=["python3", "-m", "dynamo.sglang"], args=["--model", "m"], gpu=None), "sglang",
-            "spec.resources.limits.gpu", id="sglang-worker-without-gpu-limit",
-        ),
     ],
 )  # fmt: skip
 def test_render_time_validation_names_the_field(spec: dict[str, Any], backend: str | None, field: str) -> None:
@@ -268,12 +260,16 @@ def test_validation_error_paths_in_the_v1beta1_shape() -> None:
 
     with pytest.raises(SpecError, match=r"^spec\.podTemplate\.spec\.containers\[main\]\.args: "):
         render_component(component({"command": ["python3", "-m", "dynamo.vllm"]}), shape="v1beta1")
-    with pytest.raises(SpecError, match=r"^spec\.podTemplate\.spec\.containers\[main\]\.resources\.limits\."):
-        render_component(component({"command": ["python3", "-m", "dynamo.vllm"], "args": ["-x"]}), shape="v1beta1")
-    ok = component(
-        {"command": ["python3", "-m", "dynamo.vllm"], "args": ["-x"], "resources": {"limits": {"nvidia.com/gpu": "1"}}}
-    )
+    # no GPU limit needed (upstream dropped that check after the baseline)
+    ok = component({"command": ["python3", "-m", "dynamo.vllm"], "args": ["-x"]})
     assert lws0(render_component(ok, shape="v1beta1"))["spec"]["leaderWorkerTemplate"]["size"] == 2
+
+
+@pytest.mark.parametrize("framework", ["vllm", "sglang"])
+def test_a_multinode_worker_without_a_gpu_limit_renders(framework: str) -> None:
+    spec = service(command=["python3", "-m", f"dynamo.{framework}"], args=["--model", "m"], gpu=None)
+    out = render(spec, backend=framework)
+    assert "limits" not in (main_of(out, "worker").get("resources") or {})
 
 
 def test_a_custom_gpu_type_counts_as_a_gpu_limit() -> None:

@@ -37,7 +37,6 @@ from typing import Any
 
 from functions.api.graph import MAIN_CONTAINER, Component, SpecError
 from functions.render import backends
-from functions.render.backends.podparts import GPU_RESOURCE
 from functions.render.deployment import kube_labels, pod_annotations
 from functions.render.labels import SELECTOR, clique_labels
 from functions.render.podspec import PodContext
@@ -86,12 +85,6 @@ def _main_path(shape: str, field: str) -> str:
     return f"spec.extraPodSpec.mainContainer.{field}"
 
 
-def _gpu_path(shape: str) -> str:
-    if shape == "v1beta1":
-        return f"spec.podTemplate.spec.containers[{MAIN_CONTAINER}].resources.limits.{GPU_RESOURCE}"
-    return "spec.resources.limits.gpu"
-
-
 def _main(pod: dict[str, Any]) -> dict[str, Any] | None:
     return next((c for c in pod.get("containers") or [] if c.get("name") == MAIN_CONTAINER), None)
 
@@ -107,13 +100,6 @@ def check_main_container(pod: dict[str, Any], role: str, shape: str) -> None:
                 f"{_main_path(shape, field)}: a multinode component rendered as LeaderWorkerSets needs a non-empty "
                 f"{field} in container {MAIN_CONTAINER} (the {role} pod has none)"
             )
-
-
-def has_gpu_limit(container: dict[str, Any]) -> bool:
-    limits = (container.get("resources") or {}).get("limits") or {}
-    return any(
-        (key == GPU_RESOURCE or str(key).endswith("/gpu")) and value not in (None, "") for key, value in limits.items()
-    )
 
 
 def lws_role_pod_spec(ctx: PodContext, component: Component, role: str) -> dict[str, Any]:
@@ -155,12 +141,6 @@ def render_leaderworkerset(
     labels = {**kube_labels(component, xr_labels), INSTANCE_ID_LABEL: str(index)}
     leader = _pod_template(ctx, component, LEADER, name, labels, index)
     worker = _pod_template(ctx, component, WORKER, name, labels, index)
-    worker_main = _main(worker["spec"]) or {}
-    if not has_gpu_limit(worker_main):
-        raise SpecError(
-            f"{_gpu_path(ctx.graph.shape)}: the worker pods of a multinode component rendered as LeaderWorkerSets "
-            "need a GPU limit"
-        )
     return {
         "apiVersion": LWS_API_VERSION,
         "kind": LWS_KIND,
@@ -183,7 +163,7 @@ def render_leaderworkersets(
     """Composed resource name -> object: ``leaderworkerset-{i}`` and ``podgroup-{i}`` for each replica index.
 
     ``name`` is the DCD (claim) name; ``xr_labels`` the XR's ``metadata.labels``. Raises ``SpecError`` naming the
-    field when the main container lacks a command or args, or the worker lacks a GPU limit. As upstream, nothing is
+    field when the main container lacks a command or args. As upstream, nothing is
     rendered, and so nothing checked, for zero replicas.
     """
     desired: dict[str, dict[str, Any]] = {}

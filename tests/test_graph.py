@@ -66,9 +66,9 @@ def test_v1beta1_component_keeps_its_pod_template() -> None:
         )
     )
     assert graph.shape == "v1beta1"
-    assert [c.name for c in graph.components] == ["a", "b"]
-    assert graph.components[0].node_count == 4
-    assert graph.components[1].pod_template["spec"]["containers"] == [{"name": "main"}]
+    assert [c.name for c in graph.components] == ["b", "a"]  # the DGD's order, as upstream keeps it
+    assert graph.components[1].node_count == 4
+    assert graph.components[0].pod_template["spec"]["containers"] == [{"name": "main"}]
 
 
 @pytest.mark.parametrize(

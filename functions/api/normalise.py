@@ -165,10 +165,8 @@ def graph_from_xr(xr: dict[str, Any]) -> Graph:
             pack_domain = parsed_a.topologyConstraint.packDomain if parsed_a.topologyConstraint else None
         else:
             parsed_b = v1beta1.DynamoGraphDeploymentSpec.model_validate(spec)
-            components = tuple(
-                component_from_v1beta1(c, i)
-                for i, c in sorted(enumerate(parsed_b.components or []), key=lambda ic: ic[1].name)
-            )
+            # the DGD's own order, as upstream keeps it (the PodCliqueSet's cliques follow it)
+            components = tuple(component_from_v1beta1(c, i) for i, c in enumerate(parsed_b.components or []))
             parsed = parsed_b
             graph_envs = parsed_b.env or []
             pack_domain = parsed_b.topologyConstraint.packDomain if parsed_b.topologyConstraint else None

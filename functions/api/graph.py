@@ -136,6 +136,9 @@ class Graph:
     priority_class_name: str | None = None
     restart_id: str | None = None  # spec.restart.id: components restart when it changes
     has_topology_constraint: bool = False  # spec.topologyConstraint is set (even without a packDomain)
+    # The worker generation: worker pods carry it as a label and DYN_NAMESPACE_WORKER_SUFFIX (upstream HEAD);
+    # set by the DGD's render step from its spec, or by a DCD step from its DCD's label.
+    worker_hash: str | None = None
 
     @property
     def has_any_topology_constraint(self) -> bool:

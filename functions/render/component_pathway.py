@@ -41,13 +41,14 @@ from functions.render.labels import (
     NAMESPACE,
     PROPAGATED_ANNOTATIONS,
     RESTART_AT,
+    WORKER_HASH,
 )
 from functions.render.naming import component_path, component_resource_name, dynamo_namespace, namespaced_name
 
 DCD_API_VERSION = "nvidia.com/v1beta1"
 DCD_KIND = "XDynamoComponentDeployment"
 RESOURCE_PREFIX = "component-"
-WORKER_HASH_LABEL = "nvidia.com/dynamo-worker-hash"
+WORKER_HASH_LABEL = WORKER_HASH
 # Fields that do not change a worker's pods: left out of the worker hash (both API shapes' names).
 HASH_EXCLUDED = frozenset(
     {

@@ -6,6 +6,7 @@ import hashlib
 from typing import TYPE_CHECKING
 
 from functions.api.graph import Component, Graph
+from functions.render.defaults import WORKER_TYPES
 from functions.render.naming import component_resource_name, dynamo_namespace
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ NAMESPACE = "nvidia.com/dynamo-namespace"
 COMPONENT_TYPE = "nvidia.com/dynamo-component-type"
 SUB_COMPONENT_TYPE = "nvidia.com/dynamo-sub-component-type"
 BASE_MODEL_HASH = "nvidia.com/dynamo-base-model-hash"
+WORKER_HASH = "nvidia.com/dynamo-worker-hash"
 METRICS_ENABLED = "nvidia.com/metrics-enabled"
 DISCOVERY_BACKEND = "nvidia.com/dynamo-discovery-backend"
 DISCOVERY_ENABLED = "nvidia.com/dynamo-discovery-enabled"
@@ -60,6 +62,8 @@ def component_labels(graph: Graph, component: Component) -> dict[str, str]:
     labels[NAMESPACE] = dyn_ns
     if component.component_type:
         labels[COMPONENT_TYPE] = component.component_type
+    if graph.worker_hash and component.component_type in WORKER_TYPES:
+        labels[WORKER_HASH] = graph.worker_hash
     return dict(sorted(labels.items()))
 
 

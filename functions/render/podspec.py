@@ -13,6 +13,7 @@ from functions.render.naming import discovery_service_account, dynamo_namespace
 DEFAULT_COMMAND = ["/bin/sh", "-c"]
 SHARED_MEMORY_VOLUME = "shared-memory"
 SHARED_MEMORY_PATH = "/dev/shm"
+WORKER_SUFFIX_ENV = "DYN_NAMESPACE_WORKER_SUFFIX"
 VLLM_COMPILATION_CACHE = "/root/.cache/vllm"
 DEFAULT_FS_GROUP = 1000
 FRONTEND_SIDECAR = "sidecar-frontend"
@@ -78,6 +79,8 @@ def _main_container(ctx: PodContext, component: Component, user_main: dict[str, 
         component.component_type, dyn_ns, graph.name, graph.namespace, ctx.discovery_backend, ctx.container_discovery
     )
     base = {"name": MAIN_CONTAINER, "command": list(DEFAULT_COMMAND), **typed}
+    if graph.worker_hash and component.component_type in WORKER_TYPES:
+        defaults = merge_envs(defaults, [{"name": WORKER_SUFFIX_ENV, "value": graph.worker_hash}])
     base["env"] = merge_envs(defaults, typed.get("env", []))
     base["env"] = merge_envs(base["env"], json_copy(list(graph.envs)))  # the graph's are shared by components
     main = _overlay_container(base, user_main)

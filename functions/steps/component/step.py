@@ -35,7 +35,7 @@ from functions.api.platform import PLATFORM_REQUIREMENT, PlatformConfig, Platfor
 from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal, is_preview
 from functions.render import backends
 from functions.render.deployment import render_deployment
-from functions.render.labels import GRAPH_NAME, RESTART_AT, SELECTOR
+from functions.render.labels import GRAPH_NAME, RESTART_AT, SELECTOR, WORKER_HASH
 from functions.render.lws import LWS_KIND, ROLE_LABEL, render_leaderworkersets
 from functions.render.mesh import render_frontend_mesh
 from functions.render.podspec import PodContext
@@ -93,6 +93,7 @@ def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
         components=(component,),
         backend_framework=backend,
         metadata_annotations={k: v for k, v in annotations.items() if isinstance(v, str)},
+        worker_hash=str(labels[WORKER_HASH]) if labels.get(WORKER_HASH) else None,  # a DGD's worker DCD
     )
     return graph, name
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from functions.api.graph import Graph, SpecError
-from functions.api.normalise import graph_from_xr
+from functions.api.normalise import claimed_object, graph_from_xr
 from functions.api.platform import (
     PLATFORM_REQUIREMENT,
     PlatformConfig,
@@ -14,6 +15,7 @@ from functions.api.platform import (
 )
 from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal, is_preview
 from functions.render import backends
+from functions.render.component_pathway import raw_components, worker_hash
 from functions.render.grove import render_podcliqueset
 from functions.render.mesh import render_mesh
 from functions.render.naming import MAX_COMBINED_GROVE_NAME, component_path, grove_name_budget, podcliqueset_name
@@ -148,6 +150,8 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
         platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
         graph = graph_from_xr(request.observed_composite)
         graph = with_adapter_replicas(graph, request.observed_resources)  # the adapters own their replicas
+        spec = claimed_object(request.observed_composite, "DynamoGraphDeployment").spec
+        graph = dataclasses.replace(graph, worker_hash=worker_hash(graph, raw_components(graph, spec)))
         check_annotations(graph)
         check_costly_rules(request.observed_composite.get("spec") or {})
         pvcs, lookups = _storage(request, graph)

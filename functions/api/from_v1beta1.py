@@ -11,11 +11,13 @@ WORKER_SUB_TYPES = ("prefill", "decode")
 
 
 def _types(component: v1beta1.Component, labels: dict[str, str]) -> tuple[str | None, str | None]:
-    """prefill/decode components converted from v1alpha1 (they carry the sub-type label) stay workers."""
+    """(component type, sub-component type). A prefill or decode component is also its own sub-type
+    (upstream HEAD labels its pods ``nvidia.com/dynamo-sub-component-type``); one converted from a
+    v1alpha1 worker (it carries the sub-type label) stays a worker."""
     ctype = component.type_
     if ctype in WORKER_SUB_TYPES and labels.get(SUB_COMPONENT_LABEL) == ctype:
         return "worker", ctype
-    return ctype, None
+    return ctype, ctype if ctype in WORKER_SUB_TYPES else None
 
 
 def _shared_memory(component: v1beta1.Component) -> str | None:

@@ -45,6 +45,7 @@ from functions.render.labels import (
 )
 from functions.render.naming import component_path, component_resource_name, dynamo_namespace, namespaced_name
 
+DCD_SYSTEM_LABELS = (COMPONENT, NAMESPACE, GRAPH_NAME)
 DCD_API_VERSION = "nvidia.com/v1beta1"
 DCD_KIND = "XDynamoComponentDeployment"
 RESOURCE_PREFIX = "component-"
@@ -176,7 +177,12 @@ def dcd_spec(
         return _canonical(spec)
     template = spec.setdefault("podTemplate", {})
     metadata = template.setdefault("metadata", {})
-    metadata["labels"] = dict(sorted({**labels, **(metadata.get("labels") or {})}.items()))
+    # The system labels live on the DCD itself (its step re-derives them on the pods); the pod template
+    # carries the DGD's and component's labels and, for a worker, its hash, as upstream HEAD's.
+    pod_labels = {k: v for k, v in labels.items() if k not in DCD_SYSTEM_LABELS}
+    pod_labels.update(metadata.get("labels") or {})
+    if pod_labels:
+        metadata["labels"] = dict(sorted(pod_labels.items()))
     if annotations:
         merged = {**annotations, **(metadata.get("annotations") or {})}
         if restart_at is not None:
@@ -186,6 +192,8 @@ def dcd_spec(
         containers = template.setdefault("spec", {}).setdefault("containers", [])
         main = _main_container(containers)
         main["env"] = merge_envs(json_copy(envs), main.get("env") or [])
+    if not metadata:
+        del template["metadata"]
     return _canonical(spec)
 
 

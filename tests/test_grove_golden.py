@@ -84,7 +84,7 @@ def test_single_node_frontend_and_planner() -> None:
     template = pcs["spec"]["template"]
     assert template["cliqueStartupType"] == "CliqueStartupTypeAnyOrder"
     assert template["headlessServiceConfig"] == {"publishNotReadyAddresses": True}
-    assert template["terminationDelay"] == "15m"
+    assert template["terminationDelay"] == "15m0s"  # Go's Duration form, as upstream's controller sends it
 
     frontend = clique(pcs, "frontend")
     labels = frontend["labels"]

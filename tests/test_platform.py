@@ -40,7 +40,7 @@ def test_termination_delay_and_infrastructure_env() -> None:
     out = rendered({"orchestrators": {"grove": {"terminationDelay": "4h"}},
                     "infrastructure": {"modelExpressURL": "http://mx:8001"}})  # fmt: skip
     template = out["podcliqueset"]["spec"]["template"]
-    assert template["terminationDelay"] == "4h"
+    assert template["terminationDelay"] == "4h0m0s"
     main = template["cliques"][0]["spec"]["podSpec"]["containers"][0]
     assert {"name": "MODEL_EXPRESS_URL", "value": "http://mx:8001"} in main["env"]
     assert not any(e["name"] == "NATS_SERVER" for e in main["env"])

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from functions.api.normalise import graph_from_xr
 from functions.api.platform import PlatformConfig
 from functions.cli.manifests import claim_to_xr
+from functions.render.grove import go_duration
 from functions.steps.graph.render import render_graph
 
 
@@ -203,3 +206,12 @@ def test_explicit_nulls_render_as_if_absent() -> None:
     }
     without = {"services": {"W": {"componentType": "worker", "extraPodSpec": {"mainContainer": {"image": "x"}}}}}
     assert render(with_nulls) == render(without)
+
+
+@pytest.mark.parametrize(
+    ("given", "sent"),
+    [("15m", "15m0s"), ("4h", "4h0m0s"), ("90s", "1m30s"), ("1h30m", "1h30m0s"), ("0s", "0s"), ("1.5h", "1.5h")],
+)
+def test_the_termination_delay_is_written_as_go_writes_a_duration(given: str, sent: str) -> None:
+    # upstream's controller sends metav1.Duration.String(): the stored PodCliqueSet holds that form
+    assert go_duration(given) == sent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from functions.api.graph import Component, Graph
@@ -18,6 +19,26 @@ KAI_QUEUE_ANNOTATION = "nvidia.com/kai-scheduler-queue"
 DEFAULT_KAI_QUEUE = "dynamo"
 STARTUP_ANY_ORDER = "CliqueStartupTypeAnyOrder"
 STARTUP_EXPLICIT = "CliqueStartupTypeExplicit"
+
+
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+def go_duration(value: str) -> str:
+    """``value`` as Go's ``time.Duration.String()`` writes it (``15m`` -> ``15m0s``, ``4h`` -> ``4h0m0s``), as
+    upstream's controller sends it; a value in another form (fractions, ms) is kept as given."""
+    found = _DURATION.match(value)
+    if not value or found is None:
+        return value
+    hours, minutes, seconds = (int(g or 0) for g in found.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    hours, rest = divmod(total, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{seconds}s"
+    if minutes:
+        return f"{minutes}m{seconds}s"
+    return f"{seconds}s"
 
 
 def _kai_queue(graph: Graph) -> str:
@@ -81,7 +102,7 @@ def render_podcliqueset(ctx: PodContext, component_backends: dict[str, str]) -> 
     template: dict[str, Any] = {
         "cliqueStartupType": STARTUP_EXPLICIT if explicit_startup else STARTUP_ANY_ORDER,
         "headlessServiceConfig": {"publishNotReadyAddresses": True},
-        "terminationDelay": ctx.platform.orchestrators.grove.terminationDelay,
+        "terminationDelay": go_duration(ctx.platform.orchestrators.grove.terminationDelay),
         "cliques": cliques,
     }
     if scaling_groups:

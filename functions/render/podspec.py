@@ -168,6 +168,9 @@ def render_pod_spec(ctx: PodContext, component: Component) -> dict[str, Any]:
         main["volumeMounts"] = [*mounts, {"name": SHARED_MEMORY_VOLUME, "mountPath": SHARED_MEMORY_PATH}]
     containers = [main, *others]
     _frontend_sidecar(ctx, component, containers)
+    for container in containers:
+        # upstream's Go structs always serialise a container's resources, so the objects it sends hold {}
+        container.setdefault("resources", {})
     volumes += _missing_pvc_volumes(volumes, main)
     pod["containers"] = containers
     if volumes:

@@ -117,7 +117,7 @@ def test_deployment_of_a_v1beta1_worker() -> None:
     }
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert labels["nvidia.com/selector"] == "vllm-worker"
-    assert labels["nvidia.com/dynamo-graph-deployment-name"] == "vllm-worker"  # no DGD: the DCD is the graph
+    assert "nvidia.com/dynamo-graph-deployment-name" not in labels  # no DGD: upstream's standalone DCD pods carry none
     assert labels["nvidia.com/dynamo-component"] == "VllmWorker"
     (main,) = [c for c in deployment["spec"]["template"]["spec"]["containers"] if c["name"] == "main"]
     assert main["resources"]["limits"]["nvidia.com/gpu"] == "1"

@@ -139,6 +139,8 @@ class Graph:
     # The worker generation: worker pods carry it as a label and DYN_NAMESPACE_WORKER_SUFFIX (upstream HEAD);
     # set by the DGD's render step from its spec, or by a DCD step from its DCD's label.
     worker_hash: str | None = None
+    # A DynamoComponentDeployment applied on its own: no DGD, so its pods carry no graph-name label.
+    standalone_component: bool = False
 
     @property
     def has_any_topology_constraint(self) -> bool:

@@ -94,6 +94,7 @@ def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
         backend_framework=backend,
         metadata_annotations={k: v for k, v in annotations.items() if isinstance(v, str)},
         worker_hash=str(labels[WORKER_HASH]) if labels.get(WORKER_HASH) else None,  # a DGD's worker DCD
+        standalone_component=GRAPH_NAME not in labels,
     )
     return graph, name
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -142,3 +143,14 @@ def test_nothing_more_is_granted(composed: set[tuple[str, str]]) -> None:
     escalation = {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
     assert set(role_grants()) == needed | escalation
     assert {"create", "delete"}.isdisjoint(role_grants()[("", "pods")])
+
+
+def test_discovery_objects_share_upstreams_name_label_cut_to_63_characters() -> None:
+    short = Graph(name="g", namespace="ns", shape="v1beta1", components=())
+    assert {o["metadata"]["labels"]["app.kubernetes.io/name"] for o in render_discovery_rbac(short).values()} == {
+        "g-k8s-service-discovery"
+    }
+    long = Graph(name="a" * 60, namespace="ns", shape="v1beta1", components=())
+    sa = "a" * 60 + "-k8s-service-discovery"
+    want = sa[:54] + "-" + hashlib.sha256(sa.encode()).hexdigest()[:8]
+    assert {o["metadata"]["labels"]["app.kubernetes.io/name"] for o in render_discovery_rbac(long).values()} == {want}

@@ -58,9 +58,10 @@ def component_labels(graph: Graph, component: Component) -> dict[str, str]:
     labels.update(graph.labels)
     labels.update(component.labels)
     labels.update(component.pod_template.get("metadata", {}).get("labels", {}))
-    labels[GRAPH_NAME] = graph.name
     if graph.standalone_component:
-        del labels[GRAPH_NAME]  # upstream's standalone DCD pods carry none
+        labels.pop(GRAPH_NAME)  # upstream's standalone DCD pods carry none
+    else:
+        labels[GRAPH_NAME] = graph.name
     labels[NAMESPACE] = dyn_ns
     if component.component_type:
         labels[COMPONENT_TYPE] = component.component_type

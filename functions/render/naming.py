@@ -74,6 +74,15 @@ MAX_COMPOSITE_NAME = 63
 COMPOSITE_HASH_LENGTH = 8
 
 
+def cut_with_hash(value: str, limit: int, strip: str = "") -> str:
+    """``value`` if it fits ``limit``; else cut (trailing ``strip`` characters dropped) to end in ``-`` and
+    8 hex digits of its SHA-256, so it stays unique and stable."""
+    if len(value) <= limit:
+        return value
+    digest = hashlib.sha256(value.encode()).hexdigest()[:COMPOSITE_HASH_LENGTH]
+    return f"{value[: limit - COMPOSITE_HASH_LENGTH - 1].rstrip(strip)}-{digest}"
+
+
 def namespaced_name(graph: Graph, name: str, what: str, path: str) -> str:
     """``{namespace}.{name}``: the name of a cluster-scoped composite a DGD composes for one of its components.
 
@@ -82,10 +91,7 @@ def namespaced_name(graph: Graph, name: str, what: str, path: str) -> str:
     SHA-256, so it stays unique and stable. Raises ``SpecError`` at ``path`` when the result is not a
     valid object name.
     """
-    qualified = f"{graph.namespace}.{name}"
-    if len(qualified) > MAX_COMPOSITE_NAME:
-        digest = hashlib.sha256(qualified.encode()).hexdigest()[:COMPOSITE_HASH_LENGTH]
-        qualified = f"{qualified[: MAX_COMPOSITE_NAME - COMPOSITE_HASH_LENGTH - 1].rstrip('.-')}-{digest}"
+    qualified = cut_with_hash(f"{graph.namespace}.{name}", MAX_COMPOSITE_NAME, strip=".-")
     if not DNS1123_SUBDOMAIN.match(qualified):
         raise SpecError(
             f"{path}: the {what}'s name {qualified!r} is not a valid object name "

@@ -6,18 +6,14 @@ list, not ``*``, and the three objects carry the ``app.kubernetes.io`` labels be
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from functions.api.graph import Graph
-from functions.render.naming import discovery_service_account
+from functions.render.naming import cut_with_hash, discovery_service_account
 
 ROLE_RESOURCE = "discovery-role"
 BINDING_RESOURCE = "discovery-rolebinding"
-
-
 MAX_LABEL_VALUE = 63
-LABEL_HASH_LENGTH = 8
 # Verbs on DynamoWorkerMetadata the workers need to publish and read each other's (upstream's list).
 WORKER_METADATA_VERBS = ["create", "get", "list", "watch", "update", "patch", "delete"]
 
@@ -25,10 +21,7 @@ WORKER_METADATA_VERBS = ["create", "get", "list", "watch", "update", "patch", "d
 def rbac_label_value(service_account: str) -> str:
     """``app.kubernetes.io/name`` of all three objects: the ServiceAccount's name, cut to a label value's
     63 characters with ``-`` and 8 hex digits of its SHA-256 when longer."""
-    if len(service_account) <= MAX_LABEL_VALUE:
-        return service_account
-    digest = hashlib.sha256(service_account.encode()).hexdigest()[:LABEL_HASH_LENGTH]
-    return f"{service_account[: MAX_LABEL_VALUE - LABEL_HASH_LENGTH - 1]}-{digest}"
+    return cut_with_hash(service_account, MAX_LABEL_VALUE)
 
 
 def _metadata(graph: Graph, name: str) -> dict[str, Any]:

@@ -12,15 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.api.graph import Component, Graph, SpecError
-from functions.api.normalise import claimed_object
 from functions.api.platform import PlatformConfig
 from functions.contract import StepRequest
 from functions.render.component_pathway import (
     dcd_resource_name,
     dcd_spec,
-    raw_components,
     render_component_deployment,
-    worker_hash,
 )
 from functions.render.labels import COMPONENT
 from functions.render.naming import component_path
@@ -85,13 +82,18 @@ def _previous_restart_at(component: Component, current: dict[str, Any] | None, o
     return None
 
 
-def render_components(request: StepRequest, graph: Graph, platform: PlatformConfig) -> RenderedComponents:
-    """Composed resource name -> object: one DCD per component, plus the old DCDs a rolling update keeps."""
+def render_components(
+    request: StepRequest, graph: Graph, platform: PlatformConfig, raw: dict[str, dict[str, Any]]
+) -> RenderedComponents:
+    """Composed resource name -> object: one DCD per component, plus the old DCDs a rolling update keeps.
+
+    ``raw`` is each component's spec as the DGD holds it (``raw_components``); ``graph.worker_hash`` is
+    set from it by the render step."""
     check_multinode(graph, platform)
     xr = request.observed_composite
     observed = request.observed_resources
-    raw = raw_components(graph, claimed_object(xr, "DynamoGraphDeployment").spec)
-    hash8 = worker_hash(graph, raw)
+    assert graph.worker_hash is not None, "the render step sets the worker hash"
+    hash8 = graph.worker_hash
     plan = plan_rolling_update(graph, hash8, observed)
     current = current_dcds(graph, hash8, observed)
     restart = component_restart_status(xr, graph, current, plan.in_progress)

@@ -150,8 +150,8 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
         platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
         graph = graph_from_xr(request.observed_composite)
         graph = with_adapter_replicas(graph, request.observed_resources)  # the adapters own their replicas
-        spec = claimed_object(request.observed_composite, "DynamoGraphDeployment").spec
-        graph = dataclasses.replace(graph, worker_hash=worker_hash(graph, raw_components(graph, spec)))
+        raw = raw_components(graph, claimed_object(request.observed_composite, "DynamoGraphDeployment").spec)
+        graph = dataclasses.replace(graph, worker_hash=worker_hash(graph, raw))
         check_annotations(graph)
         check_costly_rules(request.observed_composite.get("spec") or {})
         pvcs, lookups = _storage(request, graph)
@@ -164,7 +164,7 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
             _check_supported(graph)
             check_component_pathway_fields(graph)
             _backends(graph)
-            rendered = render_components(request, graph, platform)
+            rendered = render_components(request, graph, platform, raw)
             desired = {**pvcs, **rendered.desired, **render_graph_shared(graph, platform, frontend_mesh=False)}
             status = rendered.status
             warnings = rendered.warnings

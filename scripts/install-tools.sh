@@ -52,14 +52,6 @@ ISTIO_VERSION=v1.23.1
 GAIE_MODULE=sigs.k8s.io/gateway-api-inference-extension
 GAIE_VERSION=v1.2.0
 
-# Volcano: only the PodGroup CRD (the one Volcano kind we render, beside each
-# LeaderWorkerSet). volcano.sh/apis ships Go types but no CRD YAMLs, so it comes
-# from the main repo's module, which keeps them in config/crd/volcano/bases/.
-# The proxy refuses volcano.sh/volcano@v1.12.x and newer ("403 This module
-# version is not available"); v1.10.0 is served.
-VOLCANO_MODULE=volcano.sh/volcano
-VOLCANO_VERSION=v1.10.0
-
 # -----------------------------------------------------------------------------
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -287,8 +279,6 @@ GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/ai-dynamo/grove" \
 install_crds lws "$LWS_MODULE" "$LWS_VERSION" "" 'config/crd/bases/*.yaml'
 install_crds istio "$ISTIO_MODULE" "$ISTIO_VERSION" "" 'kubernetes/customresourcedefinitions.gen.yaml'
 install_crds gaie "$GAIE_MODULE" "$GAIE_VERSION" "" 'config/crd/bases/*.yaml'
-install_crds volcano "$VOLCANO_MODULE" "$VOLCANO_VERSION" "" \
-    'config/crd/volcano/bases/scheduling.volcano.sh_podgroups.yaml'
 
 # --- tools.env ------------------------------------------------------------------
 

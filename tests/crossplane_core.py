@@ -16,7 +16,7 @@
    package applied as a ``pkg.crossplane.io/v1 Configuration`` (Crossplane resolves and installs the
    Function it depends on), the package runtime's part played on the FunctionRevision (endpoint, TLS
    server Secret, RuntimeHealthy), ``package/rbac/clusterrole.yaml`` and the CRDs of the APIs the
-   package composes (Grove, LWS, Volcano, Istio, Inference Extension).
+   package composes (Grove, LWS, Istio, Inference Extension).
 
 Every process is recorded by PID in the ``ControlPlane`` and stopped with it; each has a log file.
 """

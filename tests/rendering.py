@@ -1,7 +1,7 @@
 """Rendering claims in-process and checking every rendered object against its real schema.
 
 Shared by the schema-validation and component-pathway tests: custom kinds against their real
-CRDs (Grove, LeaderWorkerSet, Volcano, Istio, GAIE, downloaded by scripts/install-tools.sh), the
+CRDs (Grove, LeaderWorkerSet, Istio, GAIE, downloaded by scripts/install-tools.sh), the
 package's own kinds against the CRDs Crossplane derives from our XRDs, built-in kinds against
 kubernetes-validate's schemas.
 """
@@ -25,7 +25,6 @@ KUBERNETES_VERSION = "1.33"  # built-in kinds are checked against this schema bu
 CRD_SETS = {
     "grove.io": "grove",
     "leaderworkerset.x-k8s.io": "lws",
-    "scheduling.volcano.sh": "volcano",
     "networking.istio.io": "istio",
     "inference.networking.k8s.io": "gaie",
 }

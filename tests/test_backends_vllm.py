@@ -159,8 +159,7 @@ def test_mp_worker_wait_for_leader_init_container(pathway: str, host: str) -> No
     assert init["image"] == "vllm:latest"  # the main container's image, not the first container's
     assert init["command"][:2] == ["sh", "-c"]
     assert init["command"][2] == (
-        f'LEADER_HOST="{host}"; LEADER_PORT=29500; export LEADER_HOST LEADER_PORT; '
-        "exec python3 /scripts/wait-for-leader.py"
+        f'export LEADER_HOST="{host}" LEADER_PORT="29500" && exec python3 /scripts/wait-for-leader.py'
     )
     assert "env" not in init
     assert init["volumeMounts"] == [{"name": "wait-leader-script", "mountPath": "/scripts", "readOnly": True}]
@@ -193,13 +192,35 @@ def test_no_wait_for_leader_init_container(role: str, executor: str, graph_name:
     assert "volumes" not in pod
 
 
-def test_mp_data_parallel_worker_still_gets_side_channel_and_init_container() -> None:
-    # baseline backend_vllm.go gates the env var and the init container on the executor choice alone
+def test_mp_data_parallel_worker_gets_the_side_channel_but_no_init_container() -> None:
+    # HEAD gates the env var on the executor choice, the init container on the mp flag in the command line
     main_pod = _pod(["python3"], ["-m", "dynamo.vllm", "--data-parallel-size", "16"], gpus=8)
     main = _apply(main_pod, _role("worker"), executor="mp")
     assert NIXL_ENV in main["env"]
-    assert [c["name"] for c in main_pod["initContainers"]] == ["wait-for-leader-mp"]
+    assert "initContainers" not in main_pod
     assert "--data-parallel-hybrid-lb" in main["args"][0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--distributed-executor-backend", "mp"],
+        ["--distributed-executor-backend=mp"],
+        ["-m dynamo.vllm --distributed-executor-backend mp"],
+    ],
+    ids=["adjacent", "equals", "one-shell-string"],
+)
+def test_a_users_own_mp_flag_brings_the_init_container(args: list[str]) -> None:
+    pod = _pod(["python3"], args, gpus=8)  # no TP launch to rewrite: the flag is the user's
+    _apply(pod, _role("worker"), executor="ray")
+    assert [c["name"] for c in pod["initContainers"]] == ["wait-for-leader-mp"]
+    assert NIXL_ENV not in pod["containers"][1]["env"]
+
+
+def test_no_mp_flag_no_init_container() -> None:
+    pod = _pod(["python3"], ["--distributed-executor-backend", "ray", "--mp"], gpus=8)
+    _apply(pod, _role("worker"), executor="mp")
+    assert "initContainers" not in pod
 
 
 def test_side_channel_env_goes_before_compilation_cache_env() -> None:

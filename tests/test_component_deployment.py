@@ -107,7 +107,7 @@ def test_deployment_of_a_v1beta1_worker() -> None:
     deployment = rsp.desired_resources["deployment"].resource
     assert deployment["metadata"]["name"] == "vllm-worker"
     assert deployment["metadata"]["namespace"] == "dynamo-demo"
-    assert deployment["metadata"]["labels"]["nvidia.com/selector"] == "vllm-worker"
+    assert "nvidia.com/selector" not in deployment["metadata"]["labels"]  # only the pods carry it (upstream HEAD)
     assert deployment["spec"]["selector"] == {"matchLabels": {"nvidia.com/selector": "vllm-worker"}}
     assert deployment["spec"]["replicas"] == 2
     # The max-surge annotation is on the claim's metadata, not spec: upstream reads the DCD spec's only.
@@ -161,7 +161,7 @@ def test_deployment_strategy(annotations: dict[str, str], expected: dict[str, An
     assert deployment_strategy(annotations) == expected
 
 
-def test_multinode_renders_leaderworkersets_and_podgroups() -> None:
+def test_multinode_renders_one_leaderworkerset_with_every_replica() -> None:
     xr = xr_of(WORKER)
     xr["spec"]["multinode"] = {"nodeCount": 2}
     xr["spec"]["replicas"] = 2
@@ -169,8 +169,9 @@ def test_multinode_renders_leaderworkersets_and_podgroups() -> None:
     assert not rsp.fatal, rsp.results
     kinds = {k: r.resource["kind"] for k, r in rsp.desired_resources.items()}
     assert "deployment" not in kinds
-    assert [k for k, v in kinds.items() if v == "LeaderWorkerSet"] == ["leaderworkerset-0", "leaderworkerset-1"]
-    assert [k for k, v in kinds.items() if v == "PodGroup"] == ["podgroup-0", "podgroup-1"]
+    assert [k for k, v in kinds.items() if v == "LeaderWorkerSet"] == ["leaderworkerset-0"]
+    assert rsp.desired_resources["leaderworkerset-0"].resource["spec"]["replicas"] == 2
+    assert "PodGroup" not in kinds.values()
     service = rsp.desired_resources["service"].resource
     assert service["spec"]["selector"]["role"] == "leader"
     assert rsp.conditions[0].reason == "Reconciling"

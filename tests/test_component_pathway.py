@@ -177,7 +177,7 @@ def test_multinode_without_lws_is_a_fatal_naming_the_component() -> None:
     assert result.message.startswith("spec.services.SglangWorker.multinode: no multinode orchestrator available")
 
 
-def test_multinode_with_lws_composes_leaderworkersets_per_replica() -> None:
+def test_multinode_with_lws_composes_one_leaderworkerset() -> None:
     objects = rendered(without_grove(load_claim(REPO / "examples" / "sglang-multinode.yaml")))
     assert by_kind(objects, "ConfigMap")[0]["metadata"]["name"] == "sglang-multinode-wait-leader-script"
     worker = next(d for d in by_kind(objects, "XDynamoComponentDeployment") if "multinode" in d["spec"])
@@ -274,7 +274,7 @@ def test_a_worker_change_rolls_over_to_new_dcds() -> None:
     # decode: D=2, surge 1 (annotation), unavailable floor(25% of 2)=0 -> old keeps 2, new gets 1
     decode_old, decode_new = (k for k in old_keys + new_keys if "decode" in k)
     assert (replicas[decode_old], replicas[decode_new]) == (2, 1)
-    assert during.composite_status == {"rollingUpdate": {"phase": "InProgress"}}
+    assert during.composite_status == {"operatorOriginVersion": "1.4.0", "rollingUpdate": {"phase": "InProgress"}}
     status = status_step(changed, during, observed)
     assert status.composite_status["state"] == "pending"
     reason = next(c for c in status.conditions if c.type == "DynamoGraphReady").reason
@@ -293,7 +293,8 @@ def test_a_worker_change_rolls_over_to_new_dcds() -> None:
     after = render_step(changed, settled)
     assert not set(old_keys) & set(after.desired_resources)
     assert after.composite_status == {
-        "rollingUpdate": {"phase": "Completed", "updatedServices": ["VllmDecodeWorker", "VllmPrefillWorker"]}
+        "operatorOriginVersion": "1.4.0",
+        "rollingUpdate": {"phase": "Completed", "updatedServices": ["VllmDecodeWorker", "VllmPrefillWorker"]},
     }
 
 

@@ -72,4 +72,5 @@ def test_worker_sub_types_become_prefill_and_decode_types() -> None:
     }
     (component,) = v1alpha1_to_v1beta1(doc).dgd["spec"]["components"]
     assert component["type"] == "prefill"
-    assert component["podTemplate"]["metadata"]["labels"] == {"nvidia.com/dynamo-sub-component-type": "prefill"}
+    # the pods' sub-component-type label comes from the type itself, not from a label the user never wrote
+    assert "labels" not in (component.get("podTemplate") or {}).get("metadata", {})

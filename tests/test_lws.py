@@ -21,18 +21,11 @@ from functions.api.platform import PlatformConfig
 from functions.render import backends
 from functions.render.labels import BASE_MODEL_HASH, RESTART_AT, SELECTOR, model_hash
 from functions.render.lws import (
-    GROUP_NAME_ANNOTATION,
-    INSTANCE_ID_LABEL,
     LWS_API_VERSION,
     LWS_KIND,
-    PODGROUP_API_VERSION,
-    PODGROUP_KIND,
+    LWS_RESOURCE,
     ROLE_LABEL,
-    VOLCANO_SCHEDULER,
     lws_name,
-    lws_names,
-    lws_resource_name,
-    podgroup_resource_name,
     render_leaderworkersets,
 )
 from functions.render.podspec import PodContext
@@ -105,12 +98,17 @@ def render(spec: dict[str, Any], **kwargs: Any) -> dict[str, dict[str, Any]]:
     return render_component(component_from_service("VllmDecodeWorker", v1alpha1.Service.model_validate(spec)), **kwargs)
 
 
+def lws_names(dcd: str, count: int) -> list[str]:
+    """Names of several LeaderWorkerSets, for the status tests (which also read older per-replica shapes)."""
+    return [f"{dcd}-{index}" for index in range(count)]
+
+
 def lws0(out: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    return out[lws_resource_name(0)]
+    return out[LWS_RESOURCE]
 
 
-def template(out: dict[str, dict[str, Any]], role: str, index: int = 0) -> dict[str, Any]:
-    return out[lws_resource_name(index)]["spec"]["leaderWorkerTemplate"][f"{role}Template"]
+def template(out: dict[str, dict[str, Any]], role: str) -> dict[str, Any]:
+    return out[LWS_RESOURCE]["spec"]["leaderWorkerTemplate"][f"{role}Template"]
 
 
 def main_of(out: dict[str, dict[str, Any]], role: str) -> dict[str, Any]:
@@ -121,67 +119,60 @@ def main_of(out: dict[str, dict[str, Any]], role: str) -> dict[str, Any]:
 # --- names, metadata and spec ------------------------------------------------------------------------------------
 
 
-def test_one_leaderworkerset_and_podgroup_per_replica_named_dcd_dash_index() -> None:
-    out = render(vllm(replicas=3))
-    assert list(out) == [
-        "leaderworkerset-0",
-        "leaderworkerset-1",
-        "leaderworkerset-2",
-        "podgroup-0",
-        "podgroup-1",
-        "podgroup-2",
-    ]
-    assert lws_names(DCD, 3) == [f"{DCD}-0", f"{DCD}-1", f"{DCD}-2"]
+@pytest.mark.parametrize("replicas", [0, 1, 3])
+def test_one_leaderworkerset_named_dcd_dash_0_carries_every_replica(replicas: int) -> None:
+    out = render(vllm(replicas=replicas))
+    assert list(out) == [LWS_RESOURCE] == ["leaderworkerset-0"]  # the older shape's first resource, updated in place
+    lws = out[LWS_RESOURCE]
+    assert (lws["apiVersion"], lws["kind"]) == (LWS_API_VERSION, LWS_KIND)
     assert (LWS_API_VERSION, LWS_KIND) == ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet")
-    assert (PODGROUP_API_VERSION, PODGROUP_KIND) == ("scheduling.volcano.sh/v1beta1", "PodGroup")
-    for index in range(3):
-        lws, group = out[lws_resource_name(index)], out[podgroup_resource_name(index)]
-        assert (lws["apiVersion"], lws["kind"]) == ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet")
-        assert (group["apiVersion"], group["kind"]) == ("scheduling.volcano.sh/v1beta1", "PodGroup")
-        assert lws["metadata"]["name"] == group["metadata"]["name"] == lws_name(DCD, index) == f"{DCD}-{index}"
-        assert lws["metadata"]["namespace"] == group["metadata"]["namespace"] == NS
-        assert lws["metadata"]["labels"][INSTANCE_ID_LABEL] == str(index)
-        for role in ("leader", "worker"):
-            tpl = template(out, role, index)
-            assert tpl["metadata"]["labels"][INSTANCE_ID_LABEL] == str(index)
-            assert tpl["metadata"]["annotations"][GROUP_NAME_ANNOTATION] == f"{DCD}-{index}"
-
-
-def test_zero_replicas_render_nothing_and_check_nothing() -> None:
-    assert render(service(command=["python3"], args=None, replicas=0)) == {}
+    assert lws["metadata"]["name"] == lws_name(DCD) == f"{DCD}-0"
+    assert lws["metadata"]["namespace"] == NS
+    assert lws["spec"]["replicas"] == replicas
+    for role in ("leader", "worker"):
+        tpl = template(out, role)
+        assert "instance-id" not in tpl["metadata"]["labels"]
+        assert "annotations" not in tpl["metadata"]  # no Volcano group name
+        assert "schedulerName" not in tpl["spec"]
 
 
 @pytest.mark.parametrize("nodes", [2, 3, 5])
-def test_lws_spec_and_podgroup_min_member_follow_node_count(nodes: int) -> None:
-    out = render(vllm(nodes=nodes, replicas=2))
-    for index in range(2):
-        spec = out[lws_resource_name(index)]["spec"]
-        assert spec["replicas"] == 1
-        assert spec["startupPolicy"] == "LeaderCreated"
-        assert set(spec) == {"replicas", "startupPolicy", "leaderWorkerTemplate"}
-        assert set(spec["leaderWorkerTemplate"]) == {"size", "leaderTemplate", "workerTemplate"}  # no restartPolicy
-        assert spec["leaderWorkerTemplate"]["size"] == nodes
-        group = out[podgroup_resource_name(index)]
-        assert group["spec"] == {"minMember": nodes}
-        assert group["metadata"]["labels"] == {INSTANCE_ID_LABEL: str(index)}
+def test_lws_spec_follows_node_count(nodes: int) -> None:
+    spec = lws0(render(vllm(nodes=nodes, replicas=2)))["spec"]
+    assert spec["replicas"] == 2
+    assert spec["startupPolicy"] == "LeaderCreated"
+    assert set(spec) == {"replicas", "startupPolicy", "leaderWorkerTemplate"}  # LWS's webhook adds the rest
+    assert set(spec["leaderWorkerTemplate"]) == {"size", "leaderTemplate", "workerTemplate"}  # no restartPolicy
+    assert spec["leaderWorkerTemplate"]["size"] == nodes
 
 
-def test_lws_labels_are_the_kube_labels_plus_instance_id() -> None:
-    spec = vllm(labels={"team": "llm", "tier": "spec"}, modelRef={"name": "Qwen/Qwen3-0.6B"})
-    xr_labels = {"tier": "xr", "crossplane.io/composite": "x-abc", "crossplane.io/claim-name": DCD}
+def test_lws_labels_are_the_kube_labels() -> None:
+    spec = vllm(
+        labels={"team": "llm", "tier": "spec"},
+        modelRef={"name": "Qwen/Qwen3-0.6B"},
+        extraPodMetadata={"labels": {"pod": "x"}},
+    )
+    xr_labels = {
+        "tier": "xr",
+        "crossplane.io/composite": "x-abc",
+        "crossplane.io/claim-name": DCD,
+        "nvidia.com/dynamo-component": "from-the-dcd",
+    }
     lws = lws0(render(spec, xr_labels=xr_labels))
     assert lws["metadata"]["labels"] == {
         BASE_MODEL_HASH: model_hash("Qwen/Qwen3-0.6B"),
-        INSTANCE_ID_LABEL: "0",
+        "nvidia.com/dynamo-component": "from-the-dcd",  # the DCD's own identity labels win (GetDCDKubeLabels)
+        "nvidia.com/dynamo-namespace": f"{NS}-{DCD}",
+        "pod": "x",  # the pod template's labels too, at HEAD
         "team": "llm",
-        "tier": "xr",  # metadata.labels win over spec.labels, as upstream getKubeLabels
+        "tier": "spec",  # v1alpha1 spec.labels over the DCD's own labels
     }
     assert list(lws["metadata"]["labels"]) == sorted(lws["metadata"]["labels"])
     assert "annotations" not in lws["metadata"]
 
 
 @pytest.mark.parametrize("role", ["leader", "worker"])
-def test_pod_templates_role_labels_group_annotation_volcano_and_no_selector(role: str) -> None:
+def test_pod_templates_role_labels_the_users_scheduler_and_no_selector(role: str) -> None:
     spec = vllm(
         labels={"team": "llm", "shared": "from-dcd"},
         extraPodMetadata={"labels": {"pod": "x", "shared": "from-pod"}, "annotations": {"a/b": "c"}},
@@ -192,24 +183,23 @@ def test_pod_templates_role_labels_group_annotation_volcano_and_no_selector(role
     tpl = template(out, role)
     labels = tpl["metadata"]["labels"]
     assert labels[ROLE_LABEL] == role
-    assert labels[INSTANCE_ID_LABEL] == "0"
     assert SELECTOR not in labels
     assert labels["team"] == "llm"
     assert labels["pod"] == "x"
-    assert labels["shared"] == "from-dcd"  # the LWS labels are copied over the pod labels
+    assert labels["shared"] == "from-pod"  # the pod template's labels win in the LWS labels, copied over the pod
     assert labels["nvidia.com/dynamo-component-type"] == "worker"
     assert labels["nvidia.com/dynamo-graph-deployment-name"] == DCD
     assert not any(k.startswith("crossplane.io/") for k in labels)
     assert list(labels) == sorted(labels)
-    assert tpl["metadata"]["annotations"] == {"a/b": "c", GROUP_NAME_ANNOTATION: f"{DCD}-0"}
-    assert tpl["spec"]["schedulerName"] == VOLCANO_SCHEDULER == "volcano"  # not the user's, not KAI
+    assert tpl["metadata"]["annotations"] == {"a/b": "c"}
+    assert tpl["spec"]["schedulerName"] == "my-scheduler"  # the user's; KAI is a Grove-pathway scheduler
 
 
 def test_restart_annotation_reaches_both_templates() -> None:
     out = render(vllm(annotations={RESTART_AT: "2026-01-01T00:00:00Z", "other": "x"}))
     for role in ("leader", "worker"):
         annotations = template(out, role)["metadata"]["annotations"]
-        assert annotations == {GROUP_NAME_ANNOTATION: f"{DCD}-0", RESTART_AT: "2026-01-01T00:00:00Z"}
+        assert annotations == {RESTART_AT: "2026-01-01T00:00:00Z"}
 
 
 def test_render_is_deterministic() -> None:
@@ -316,7 +306,7 @@ def test_vllm_mp_through_lws() -> None:
         )
     init = template(out, "worker")["spec"]["initContainers"]
     assert [c["name"] for c in init] == ["wait-for-leader-mp"]
-    assert 'LEADER_HOST="${LWS_LEADER_ADDRESS}"; LEADER_PORT=29500;' in init[0]["command"][2]
+    assert 'export LEADER_HOST="${LWS_LEADER_ADDRESS}" LEADER_PORT="29500" &&' in init[0]["command"][2]
     assert init[0]["image"] == IMAGE
     assert {v["name"] for v in template(out, "worker")["spec"]["volumes"]} == {"shared-memory", "wait-leader-script"}
     assert "initContainers" not in template(out, "leader")["spec"]
@@ -359,7 +349,7 @@ def test_trtllm_through_lws() -> None:
 
 @pytest.fixture(scope="module")
 def crds() -> dict[tuple[str, str], dict[str, Any]]:
-    return {**load_crds(require_crds("lws")), **load_crds(require_crds("volcano"))}
+    return load_crds(require_crds("lws"))
 
 
 RENDERS = {
@@ -398,16 +388,14 @@ def test_every_rendered_object_is_valid_against_its_crd(case: str, crds: dict[tu
 
 def test_the_crd_check_can_fail(crds: dict[tuple[str, str], dict[str, Any]]) -> None:
     out = render(vllm())
-    lws, group = copy.deepcopy(out["leaderworkerset-0"]), copy.deepcopy(out["podgroup-0"])
+    lws = copy.deepcopy(out["leaderworkerset-0"])
     unknown = copy.deepcopy(lws)
     lws["spec"]["startupPolicy"] = "WhenReady"
     unknown["spec"]["leaderWorkerTemplate"]["sizee"] = 2
-    group["spec"]["minMembers"] = 2
     crd = crds[("leaderworkerset.x-k8s.io", LWS_KIND)]
     assert "spec.startupPolicy" in {v.path for v in validate_object(lws, crd)}
     # An unknown field fails strict decoding, which the API server reports alone.
     assert [v.path for v in validate_object(unknown, crd)] == ["spec.leaderWorkerTemplate.sizee"]
-    assert validate_object(group, crds[("scheduling.volcano.sh", PODGROUP_KIND)]) != []
 
 
 # --- status --------------------------------------------------------------------------------------------------------

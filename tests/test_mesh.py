@@ -267,7 +267,7 @@ def inference_pool(dynamo_namespace: str = "ns-g") -> dict[str, Any]:
             "targetPorts": [{"number": 8000}],
             "selector": {
                 "matchLabels": {
-                    "nvidia.com/dynamo-component-type": "worker",
+                    "nvidia.com/dynamo-component-class": "worker",
                     "nvidia.com/dynamo-namespace": dynamo_namespace,
                 }
             },

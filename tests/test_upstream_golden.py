@@ -150,6 +150,10 @@ def _leaderworkerset_defaults(obj: Obj) -> None:
     template = spec.setdefault("leaderWorkerTemplate", {})
     _default(template, "restartPolicy", "RecreateGroupOnPodRestart")  # LWS CRD schema default
     _default(template, "size", 1)  # LWS CRD schema default
+    # LWS's own mutating webhook (installed with LWS in every cluster, and in upstream's test environment):
+    # it sets these two whether the operator did or not, so a cluster stores them on ours as well.
+    _default(spec, "networkConfig", {"subdomainPolicy": "Shared"})
+    _default(spec, "rolloutStrategy", {"rollingUpdateConfiguration": {}})
     if isinstance(spec.get("rolloutStrategy"), dict):
         _default(spec["rolloutStrategy"], "type", "RollingUpdate")  # LWS CRD schema default
         rolling = spec["rolloutStrategy"].get("rollingUpdateConfiguration")
@@ -170,8 +174,8 @@ DEFAULTERS: dict[tuple[str, str], Callable[[Obj], None]] = {
 
 def with_api_server_defaults(obj: Obj) -> Obj:
     """A copy of ``obj`` with the defaults the API server applies on create: the built-in defaulting of
-    Deployments (and their pod templates), the CRD schema defaults of PodCliqueSets and LeaderWorkerSets;
-    only those the upstream expected files show."""
+    Deployments (and their pod templates), the CRD schema defaults of PodCliqueSets and LeaderWorkerSets and
+    LWS's defaulting webhook; only those the upstream expected files show."""
     out = copy.deepcopy(obj)
     defaulter = DEFAULTERS.get((out.get("apiVersion", ""), out.get("kind", "")))
     if defaulter is not None:

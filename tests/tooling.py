@@ -27,7 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 INSTALL_TOOLS = "scripts/install-tools.sh"
 
 # Short names of the CRD sets install-tools.sh knows about.
-CRD_SETS = ("grove", "lws", "istio", "gaie", "volcano")
+CRD_SETS = ("grove", "lws", "istio", "gaie")
 
 
 def in_ci() -> bool:
@@ -122,7 +122,7 @@ def require_crank() -> Path:
 
 
 def require_crds(name: str) -> Path:
-    """The directory of CRD YAMLs for ``name`` (grove, lws, istio, gaie, volcano), or skip/fail."""
+    """The directory of CRD YAMLs for ``name`` (grove, lws, istio, gaie), or skip/fail."""
     path = crds_dir(name)
     if path is None:
         _missing(f"CRDs for {name!r} not installed (no *.yaml in {_crds_root() / name}): run {INSTALL_TOOLS}")

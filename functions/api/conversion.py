@@ -12,7 +12,6 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from functions.api.from_v1beta1 import SUB_COMPONENT_LABEL
 from functions.api.v1beta1 import ComponentType
 
 V1BETA1_TYPES = frozenset(typing.get_args(ComponentType))
@@ -78,8 +77,7 @@ def _component(key: str, service: dict[str, Any], dropped: list[str]) -> dict[st
         **((service.get("extraPodMetadata") or {}).get("annotations") or {}),
     }
     if ctype == "worker" and sub in ("prefill", "decode"):
-        component["type"] = sub
-        labels.setdefault(SUB_COMPONENT_LABEL, sub)
+        component["type"] = sub  # as upstream's conversion; its pods get the sub-component-type label from it
     elif ctype in V1BETA1_TYPES:
         component["type"] = ctype
     elif ctype:

@@ -15,6 +15,7 @@ from functions.api.graph import (
     DEFAULT_SHARED_MEMORY,
     GPU_RESOURCE,
     MAIN_CONTAINER,
+    WORKER_SUB_TYPES,
     Component,
     ConfigMapKey,
     IngressSpec,
@@ -135,9 +136,13 @@ def component_from_service(key: str, service: v1alpha1.Service) -> Component:
     pod_metadata = service.extraPodMetadata
     sidecar = service.frontendSidecar.model_dump(exclude_none=True) if service.frontendSidecar else None
     epp_config, epp_config_ref = epp_settings(service.eppConfig)
+    component_type = service.componentType
+    if component_type == "worker" and service.subComponentType in WORKER_SUB_TYPES:
+        # Upstream's conversion to the v1beta1 hub makes a prefill or decode worker its own type (HEAD).
+        component_type = service.subComponentType
     return Component(
         name=key,
-        component_type=service.componentType,
+        component_type=component_type,
         sub_component_type=service.subComponentType,
         replicas=1 if service.replicas is None else service.replicas,
         node_count=service.multinode.nodeCount if service.multinode else 1,

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from functions.api import v1beta1
 from functions.api.from_v1alpha1 import epp_settings
-from functions.api.graph import DEFAULT_SHARED_MEMORY, MAIN_CONTAINER, Component, VolumeMount, json_copy
+from functions.api.graph import (
+    DEFAULT_SHARED_MEMORY,
+    MAIN_CONTAINER,
+    WORKER_SUB_TYPES,
+    Component,
+    VolumeMount,
+    json_copy,
+)
 
 SUB_COMPONENT_LABEL = "nvidia.com/dynamo-sub-component-type"
-WORKER_SUB_TYPES = ("prefill", "decode")
 
 
-def _types(component: v1beta1.Component, labels: dict[str, str]) -> tuple[str | None, str | None]:
+def _types(component: v1beta1.Component) -> tuple[str | None, str | None]:
     """(component type, sub-component type). A prefill or decode component is also its own sub-type
-    (upstream HEAD labels its pods ``nvidia.com/dynamo-sub-component-type``); one converted from a
-    v1alpha1 worker (it carries the sub-type label) stays a worker."""
+    (upstream HEAD labels its pods ``nvidia.com/dynamo-sub-component-type``)."""
     ctype = component.type_
-    if ctype in WORKER_SUB_TYPES and labels.get(SUB_COMPONENT_LABEL) == ctype:
-        return "worker", ctype
     return ctype, ctype if ctype in WORKER_SUB_TYPES else None
 
 
@@ -51,7 +54,7 @@ def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Comp
     spec["containers"] = containers
     meta = template.get("metadata") or {}
     labels = dict(meta.get("labels") or {})
-    component_type, sub_type = _types(component, labels)
+    component_type, sub_type = _types(component)
     cache = component.compilationCache
     epp_config, epp_config_ref = epp_settings(component.eppConfig)
     return Component(

@@ -148,4 +148,6 @@ class Graph:
 
 
 MAIN_CONTAINER = "main"
+# The component types a v1alpha1 worker's subComponentType names; such a component is also its own sub-type.
+WORKER_SUB_TYPES = ("prefill", "decode")
 GPU_RESOURCE = "nvidia.com/gpu"

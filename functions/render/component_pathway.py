@@ -37,15 +37,21 @@ from functions.api.normalise import COMPOSED_NAME_ANNOTATION, COMPOSED_NAMESPACE
 from functions.render.defaults import PLANNER_SERVICE_ACCOUNT, WORKER_TYPES
 from functions.render.labels import (
     COMPONENT,
+    COMPONENT_CLASS,
     GRAPH_NAME,
     NAMESPACE,
     PROPAGATED_ANNOTATIONS,
     RESTART_AT,
+    WORKER_CLASS,
     WORKER_HASH,
+    has_epp,
 )
 from functions.render.naming import component_path, component_resource_name, dynamo_namespace, namespaced_name
 
 DCD_SYSTEM_LABELS = (COMPONENT, NAMESPACE, GRAPH_NAME)
+# EPP serves its own TLS; an Istio sidecar in front of it breaks the handshake under STRICT mTLS (upstream HEAD
+# stamps this on the EPP DCD's pod template, above the DGD's annotations).
+ISTIO_INJECT_ANNOTATION = "sidecar.istio.io/inject"
 DCD_API_VERSION = "nvidia.com/v1beta1"
 DCD_KIND = "XDynamoComponentDeployment"
 RESOURCE_PREFIX = "component-"
@@ -122,6 +128,8 @@ def dcd_labels(graph: Graph, component: Component, hash8: str) -> dict[str, str]
     labels.update({COMPONENT: component.name, NAMESPACE: dynamo_namespace(graph, component), GRAPH_NAME: graph.name})
     if is_worker(component):
         labels[WORKER_HASH_LABEL] = hash8
+        if has_epp(graph):
+            labels[COMPONENT_CLASS] = WORKER_CLASS
     return dict(sorted(labels.items()))
 
 
@@ -174,6 +182,9 @@ def dcd_spec(
         if component.component_type == "planner":
             extra = spec.setdefault("extraPodSpec", {})
             extra.setdefault("serviceAccountName", PLANNER_SERVICE_ACCOUNT)
+        if component.component_type == "epp":
+            pod_meta = spec.setdefault("extraPodMetadata", {})
+            pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), ISTIO_INJECT_ANNOTATION: "false"}
         return _canonical(spec)
     template = spec.setdefault("podTemplate", {})
     metadata = template.setdefault("metadata", {})
@@ -188,6 +199,10 @@ def dcd_spec(
         if restart_at is not None:
             merged[RESTART_AT] = restart_at
         metadata["annotations"] = dict(sorted(merged.items()))
+    if component.component_type == "epp":
+        metadata["annotations"] = dict(
+            sorted({**(metadata.get("annotations") or {}), ISTIO_INJECT_ANNOTATION: "false"}.items())
+        )
     if envs:
         containers = template.setdefault("spec", {}).setdefault("containers", [])
         main = _main_container(containers)

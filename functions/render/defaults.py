@@ -147,7 +147,7 @@ def type_container(component_type: str | None, dynamo_namespace: str, graph_name
             ],
             "env": [
                 _env("USE_STREAMING", "true"),
-                _env("RUST_LOG", "debug,dynamo_llm::kv_router=trace"),
+                _env("RUST_LOG", "info"),
                 _env("DYN_ENFORCE_DISAGG", "false"),
                 _env("DYN_NAMESPACE_PREFIX", dynamo_namespace),
             ],

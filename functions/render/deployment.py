@@ -4,8 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.api.graph import Component
-from functions.render.labels import BASE_MODEL_HASH, RESTART_AT, SELECTOR, clique_labels, model_hash
+from functions.api.graph import Component, Graph
+from functions.render.backends import ORIGIN_VERSION_ANNOTATION
+from functions.render.labels import (
+    BASE_MODEL_HASH,
+    COMPONENT,
+    COMPONENT_CLASS,
+    GRAPH_NAME,
+    NAMESPACE,
+    RESTART_AT,
+    SELECTOR,
+    SUB_COMPONENT_TYPE,
+    WORKER_HASH,
+    clique_labels,
+    model_hash,
+)
+from functions.render.naming import dynamo_namespace
 from functions.render.podspec import PodContext, render_pod_spec
 
 BASE_MODEL_ANNOTATION = "nvidia.com/dynamo-base-model"
@@ -20,12 +34,23 @@ def crossplane_free(labels: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in labels.items() if not k.startswith("crossplane.io/")}
 
 
-def kube_labels(component: Component, xr_labels: dict[str, Any]) -> dict[str, str]:
-    """Upstream ``getKubeLabels``: DCD spec.labels, metadata.labels (less Crossplane's), the base-model hash."""
-    labels = {**component.labels, **crossplane_free(xr_labels)}
+def kube_labels(graph: Graph, component: Component, xr_labels: dict[str, Any]) -> dict[str, str]:
+    """Upstream HEAD ``GetDCDKubeLabels``, the labels of the Deployment or LWS object itself: the DCD's own
+    labels (less Crossplane's), then v1alpha1 ``spec.labels``, then the pod template's labels, the base-model
+    hash, a v1alpha1 sub-component type, the component name and Dynamo namespace; the DCD's own values of
+    the identity labels win over all of these."""
+    own = crossplane_free(xr_labels)
+    labels = {**own, **component.labels, **(component.pod_template.get("metadata", {}).get("labels") or {})}
     if component.model_ref:
         labels[BASE_MODEL_HASH] = model_hash(component.model_ref)
-    return labels
+    if graph.shape == "v1alpha1" and component.sub_component_type:
+        labels[SUB_COMPONENT_TYPE] = component.sub_component_type
+    labels[COMPONENT] = component.name
+    labels[NAMESPACE] = dynamo_namespace(graph, component)
+    for key in (COMPONENT, NAMESPACE, GRAPH_NAME, WORKER_HASH, COMPONENT_CLASS):
+        if own.get(key):
+            labels[key] = own[key]
+    return dict(sorted(labels.items()))
 
 
 def _int_or_string(value: str) -> int | str:
@@ -46,8 +71,10 @@ def deployment_strategy(annotations: dict[str, str]) -> dict[str, Any]:
 
 
 def pod_annotations(component: Component) -> dict[str, str]:
-    """The pod template's annotations: extraPodMetadata's (or the v1beta1 pod template's) plus ``restartAt``."""
+    """The pod template's annotations: extraPodMetadata's (or the v1beta1 pod template's) plus ``restartAt``,
+    without the origin version a DGD's DCD carries for its feature gates (upstream ``GetDCDKubeAnnotations``)."""
     annotations = dict(component.pod_template.get("metadata", {}).get("annotations") or {})
+    annotations.pop(ORIGIN_VERSION_ANNOTATION, None)
     if RESTART_AT in component.annotations:
         annotations[RESTART_AT] = component.annotations[RESTART_AT]
     return dict(sorted(annotations.items()))
@@ -56,8 +83,9 @@ def pod_annotations(component: Component) -> dict[str, str]:
 def render_deployment(ctx: PodContext, component: Component, name: str, xr_labels: dict[str, Any]) -> dict[str, Any]:
     graph = ctx.graph
     pod_meta = component.pod_template.get("metadata", {})
-    labels = {**kube_labels(component, xr_labels), SELECTOR: name}
+    labels = kube_labels(graph, component, xr_labels)
     annotations = {**component.annotations, **pod_meta.get("annotations", {})}
+    annotations.pop(ORIGIN_VERSION_ANNOTATION, None)
     if component.model_ref:
         annotations[BASE_MODEL_ANNOTATION] = component.model_ref
     pod_labels = {**clique_labels(ctx, component), SELECTOR: name}

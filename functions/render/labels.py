@@ -20,6 +20,9 @@ COMPONENT_TYPE = "nvidia.com/dynamo-component-type"
 SUB_COMPONENT_TYPE = "nvidia.com/dynamo-sub-component-type"
 BASE_MODEL_HASH = "nvidia.com/dynamo-base-model-hash"
 WORKER_HASH = "nvidia.com/dynamo-worker-hash"
+# On worker, prefill and decode pods of a graph with an EPP component; the InferencePool selects on it (HEAD).
+COMPONENT_CLASS = "nvidia.com/dynamo-component-class"
+WORKER_CLASS = "worker"
 METRICS_ENABLED = "nvidia.com/metrics-enabled"
 DISCOVERY_BACKEND = "nvidia.com/dynamo-discovery-backend"
 DISCOVERY_ENABLED = "nvidia.com/dynamo-discovery-enabled"
@@ -67,7 +70,13 @@ def component_labels(graph: Graph, component: Component) -> dict[str, str]:
         labels[COMPONENT_TYPE] = component.component_type
     if graph.worker_hash and component.component_type in WORKER_TYPES:
         labels[WORKER_HASH] = graph.worker_hash
+    if has_epp(graph) and component.component_type in WORKER_TYPES:
+        labels[COMPONENT_CLASS] = WORKER_CLASS
     return dict(sorted(labels.items()))
+
+
+def has_epp(graph: Graph) -> bool:
+    return any(c.component_type == "epp" for c in graph.components)
 
 
 def discovery_labels(discovery_backend: str) -> dict[str, str]:

@@ -1,34 +1,26 @@
-"""The LeaderWorkerSet pathway of a multinode DynamoComponentDeployment (reference §1.2, §1.4, §2.4).
+"""The LeaderWorkerSet pathway of a multinode DynamoComponentDeployment (reference §1.2, §2.4; fidelity-at-head §10).
 
-For replica index ``i`` in ``0 .. replicas-1``, one ``LeaderWorkerSet`` (``leaderworkerset.x-k8s.io/v1``) and one
-Volcano ``PodGroup`` (``scheduling.volcano.sh/v1beta1``), both named ``{dcdName}-{i}``:
+Upstream at HEAD ("native scaling", ``internal/controller/dynamocomponentdeployment_controller.go``
+``generateLeaderWorkerSet``) renders **one** ``LeaderWorkerSet`` (``leaderworkerset.x-k8s.io/v1``) per DCD:
 
-* LWS ``metadata.labels`` = the DCD's kube labels (``spec.labels``, then ``metadata.labels``, then the base-model
-  hash) plus ``instance-id: "<i>"``; no annotations. ``spec.replicas: 1``, ``spec.startupPolicy: LeaderCreated``,
-  ``spec.leaderWorkerTemplate.size`` = nodeCount.
-* Each template is the DCD pod template rendered for its role (leader / worker) on the LWS pathway (leader
-  ``$(LWS_LEADER_ADDRESS)``, worker rank ``$(LWS_WORKER_INDEX)``), then: the LWS labels copied over the pod
-  labels, ``role: leader|worker``, ``instance-id``, ``nvidia.com/selector`` removed; annotation
-  ``scheduling.k8s.io/group-name: <lwsName>``; ``schedulerName: volcano``.
-* PodGroup: label ``instance-id`` only, ``spec.minMember`` = nodeCount.
+* named ``{dcdName}-0`` (so it adopts the first object of the older one-LWS-per-replica shape, whose other
+  LWS and Volcano PodGroups are then pruned); ``metadata.labels`` = the DCD's kube labels;
+* ``spec.replicas`` = the DCD's replicas (default 1), ``spec.startupPolicy: LeaderCreated``,
+  ``spec.leaderWorkerTemplate.size`` = nodeCount; no ``networkConfig``/``rolloutStrategy`` (LWS's own webhook
+  defaults them: ``subdomainPolicy: Shared``, RollingUpdate with maxSurge 0 / maxUnavailable 1);
+* each template is the DCD pod template rendered for its role (leader / worker) on the LWS pathway (leader
+  ``$(LWS_LEADER_ADDRESS)``, worker rank ``$(LWS_WORKER_INDEX)``), with the LWS labels copied over the pod
+  labels, ``role: leader|worker``, ``nvidia.com/selector`` removed; no PodGroup, no ``schedulerName``, no
+  ``instance-id`` label and no ``scheduling.k8s.io/group-name`` annotation.
 
-Upstream facts beyond the reference (``internal/controller/dynamocomponentdeployment_controller.go`` and its
-``_test.go`` goldens at the baseline, read from the ``zinuga/dynamo`` copy):
+Upstream facts beyond the reference:
 
-* the **worker** template gets the ``scheduling.k8s.io/group-name`` annotation too, not only the leader;
-* the LWS sets neither ``leaderWorkerTemplate.restartPolicy`` (the CRD defaults it to ``RecreateGroupOnPodRestart``)
-  nor ``rolloutStrategy``/``networkConfig``; the PodGroup sets neither ``queue`` nor ``minResources`` nor
-  ``minTaskMember``, and carries no kube labels (just ``instance-id``);
+* the LWS leaves ``leaderWorkerTemplate.restartPolicy`` unset (the CRD defaults it to
+  ``RecreateGroupOnPodRestart``);
 * pod annotations are the pod-template (``extraPodMetadata``) annotations plus ``nvidia.com/restartAt`` when the
-  DCD's annotations carry it, plus the group name;
+  DCD's annotations carry it;
 * the command/args check (``checkMainContainer``) runs on the *rendered* main container of each role, after the
-  backend rewrite (so a ray leader's ``/bin/sh -c`` passes); the worker GPU check reads the DCD's
-  ``resources.limits.gpu`` string (any non-empty value). Here it reads the rendered worker's main container limits
-  (``nvidia.com/gpu``, or any resource named ``*/gpu`` for a custom ``gpuType``); a ``gpuType`` not ending in
-  ``/gpu`` is not recognised.
-* Newer upstream (``ai-dynamo/dynamo`` after the baseline) renders one LWS ``{dcdName}-0`` with ``replicas: N`` and
-  no ``instance-id`` label, and its LWS reconcile creates no PodGroup (it deletes the per-replica ones); this
-  module follows the baseline (one LWS + PodGroup per replica).
+  backend rewrite (so a ray leader's ``/bin/sh -c`` passes).
 """
 
 from __future__ import annotations
@@ -44,35 +36,17 @@ from functions.render.roles import role_pod_spec
 
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 LWS_KIND = "LeaderWorkerSet"
-PODGROUP_API_VERSION = "scheduling.volcano.sh/v1beta1"
-PODGROUP_KIND = "PodGroup"
-VOLCANO_SCHEDULER = "volcano"
-GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
-INSTANCE_ID_LABEL = "instance-id"
 ROLE_LABEL = "role"
 LEADER, WORKER = "leader", "worker"
 STARTUP_POLICY = "LeaderCreated"
-LWS_RESOURCE_PREFIX = "leaderworkerset"
-PODGROUP_RESOURCE_PREFIX = "podgroup"
+# The composed-resource name of the older per-replica shape's first LWS: keeping it lets an upgrade update that
+# LWS in place instead of deleting and re-creating it (which would restart every pod).
+LWS_RESOURCE = "leaderworkerset-0"
 
 
-def lws_name(dcd_name: str, index: int) -> str:
-    """Name of the LeaderWorkerSet (and its PodGroup) for replica ``index``: ``{dcdName}-{index}``."""
-    return f"{dcd_name}-{index}"
-
-
-def lws_names(dcd_name: str, replicas: int) -> list[str]:
-    return [lws_name(dcd_name, i) for i in range(replicas)]
-
-
-def lws_resource_name(index: int) -> str:
-    """Composed-resource name of the LeaderWorkerSet for replica ``index``."""
-    return f"{LWS_RESOURCE_PREFIX}-{index}"
-
-
-def podgroup_resource_name(index: int) -> str:
-    """Composed-resource name of the Volcano PodGroup for replica ``index``."""
-    return f"{PODGROUP_RESOURCE_PREFIX}-{index}"
+def lws_name(dcd_name: str) -> str:
+    """Name of the DCD's LeaderWorkerSet: ``{dcdName}-0``."""
+    return f"{dcd_name}-0"
 
 
 def _sorted(mapping: dict[str, Any]) -> dict[str, Any]:
@@ -103,55 +77,41 @@ def check_main_container(pod: dict[str, Any], role: str, shape: str) -> None:
 
 
 def lws_role_pod_spec(ctx: PodContext, component: Component, role: str) -> dict[str, Any]:
-    """The pod spec of one role on the LWS pathway: base pod, backend multinode rewrite, Volcano scheduler."""
+    """The pod spec of one role on the LWS pathway: base pod and the backend's multinode rewrite."""
     try:
-        pod = role_pod_spec(ctx, component, role, "lws")  # type: ignore[arg-type]
+        return role_pod_spec(ctx, component, role, "lws")  # type: ignore[arg-type]
     except backends.BackendError as err:
         raise SpecError(f"spec.backendFramework: {err}") from None
-    pod["schedulerName"] = VOLCANO_SCHEDULER
-    return pod
 
 
-def _pod_template(
-    ctx: PodContext, component: Component, role: str, name: str, lws_labels: dict[str, str], index: int
-) -> dict[str, Any]:
+def _pod_template(ctx: PodContext, component: Component, role: str, lws_labels: dict[str, str]) -> dict[str, Any]:
     pod = lws_role_pod_spec(ctx, component, role)
     check_main_container(pod, role, ctx.graph.shape)
-    labels = {**clique_labels(ctx, component), **lws_labels, ROLE_LABEL: role, INSTANCE_ID_LABEL: str(index)}
+    labels = {**clique_labels(ctx, component), **lws_labels, ROLE_LABEL: role}
     labels.pop(SELECTOR, None)
-    annotations = {**pod_annotations(component), GROUP_NAME_ANNOTATION: name}
-    return {"metadata": {"labels": _sorted(labels), "annotations": _sorted(annotations)}, "spec": pod}
-
-
-def render_podgroup(component: Component, name: str, namespace: str, index: int) -> dict[str, Any]:
-    """The Volcano PodGroup gang-scheduling the pods of one LeaderWorkerSet."""
-    return {
-        "apiVersion": PODGROUP_API_VERSION,
-        "kind": PODGROUP_KIND,
-        "metadata": {"name": name, "namespace": namespace, "labels": {INSTANCE_ID_LABEL: str(index)}},
-        "spec": {"minMember": component.node_count},
-    }
+    metadata: dict[str, Any] = {"labels": _sorted(labels)}
+    annotations = pod_annotations(component)
+    if annotations:
+        metadata["annotations"] = annotations
+    return {"metadata": metadata, "spec": pod}
 
 
 def render_leaderworkerset(
-    ctx: PodContext, component: Component, dcd_name: str, xr_labels: dict[str, Any], index: int
+    ctx: PodContext, component: Component, dcd_name: str, xr_labels: dict[str, Any]
 ) -> dict[str, Any]:
-    """The LeaderWorkerSet of replica ``index``; raises ``SpecError`` for upstream's render-time checks."""
-    name = lws_name(dcd_name, index)
-    labels = {**kube_labels(component, xr_labels), INSTANCE_ID_LABEL: str(index)}
-    leader = _pod_template(ctx, component, LEADER, name, labels, index)
-    worker = _pod_template(ctx, component, WORKER, name, labels, index)
+    """The DCD's LeaderWorkerSet; raises ``SpecError`` for upstream's render-time checks."""
+    labels = kube_labels(ctx.graph, component, xr_labels)
     return {
         "apiVersion": LWS_API_VERSION,
         "kind": LWS_KIND,
-        "metadata": {"name": name, "namespace": ctx.graph.namespace, "labels": _sorted(labels)},
+        "metadata": {"name": lws_name(dcd_name), "namespace": ctx.graph.namespace, "labels": _sorted(labels)},
         "spec": {
-            "replicas": 1,
+            "replicas": component.replicas,
             "startupPolicy": STARTUP_POLICY,
             "leaderWorkerTemplate": {
                 "size": component.node_count,
-                "leaderTemplate": leader,
-                "workerTemplate": worker,
+                "leaderTemplate": _pod_template(ctx, component, LEADER, labels),
+                "workerTemplate": _pod_template(ctx, component, WORKER, labels),
             },
         },
     }
@@ -160,17 +120,9 @@ def render_leaderworkerset(
 def render_leaderworkersets(
     ctx: PodContext, component: Component, name: str, xr_labels: dict[str, Any]
 ) -> dict[str, dict[str, Any]]:
-    """Composed resource name -> object: ``leaderworkerset-{i}`` and ``podgroup-{i}`` for each replica index.
+    """Composed resource name -> object: the one ``LWS_RESOURCE``.
 
     ``name`` is the DCD (claim) name; ``xr_labels`` the XR's ``metadata.labels``. Raises ``SpecError`` naming the
-    field when the main container lacks a command or args. As upstream, nothing is
-    rendered, and so nothing checked, for zero replicas.
+    field when the main container lacks a command or args.
     """
-    desired: dict[str, dict[str, Any]] = {}
-    for index in range(component.replicas):
-        lws = render_leaderworkerset(ctx, component, name, xr_labels, index)
-        desired[lws_resource_name(index)] = lws
-        desired[podgroup_resource_name(index)] = render_podgroup(
-            component, lws["metadata"]["name"], ctx.graph.namespace, index
-        )
-    return dict(sorted(desired.items()))
+    return {LWS_RESOURCE: render_leaderworkerset(ctx, component, name, xr_labels)}

@@ -27,10 +27,10 @@ is silent:
   Upstream marshals GAIE's Go struct, which also writes ``name: ""``, ``parameters: null`` and
   ``weight: null`` for absent fields; the EPP reads both forms alike, so only set fields are written.
 * ``epp/inference_pool.go``: labels graph-deployment-name / component / component-type ``epp``;
-  selector worker type + the EPP component's Dynamo namespace; ``endpointPickerRef`` kind Service,
-  port 9002 (group and failureMode left to the CRD defaults). Upstream names the Service with the
-  un-normalised ``GetDCDResourceName``; the normalised name is used here so the reference finds the
-  Service even when the DGD name has a dot.
+  selector ``nvidia.com/dynamo-component-class: worker`` (HEAD) + the EPP component's Dynamo namespace;
+  ``endpointPickerRef`` kind Service, port 9002 (group and failureMode left to the CRD defaults). Upstream
+  names the Service with the un-normalised ``GetDCDResourceName``; the normalised name is used here so the
+  reference finds the Service even when the DGD name has a dot.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import yaml
 from functions.api.graph import Component, Graph, IngressSpec, IngressTLS
 from functions.api.platform import PlatformConfig
 from functions.render.defaults import EPP_CONFIG_KEY, EPP_GRPC_PORT, FRONTEND_PORT, epp_config_map_name
-from functions.render.labels import COMPONENT, COMPONENT_TYPE, GRAPH_NAME, NAMESPACE
+from functions.render.labels import COMPONENT, COMPONENT_CLASS, COMPONENT_TYPE, GRAPH_NAME, NAMESPACE, WORKER_CLASS
 from functions.render.naming import dynamo_namespace, service_name
 
 INGRESS_API_VERSION = "networking.k8s.io/v1"
@@ -179,7 +179,7 @@ def render_epp_configmap(graph: Graph, epp: Component) -> dict[str, Any] | None:
 
 
 def render_inference_pool(graph: Graph, epp: Component) -> dict[str, Any]:
-    selector = {COMPONENT_TYPE: "worker", NAMESPACE: dynamo_namespace(graph, epp)}
+    selector = {COMPONENT_CLASS: WORKER_CLASS, NAMESPACE: dynamo_namespace(graph, epp)}
     return {
         "apiVersion": INFERENCE_POOL_API_VERSION,
         "kind": "InferencePool",

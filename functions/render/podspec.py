@@ -135,8 +135,18 @@ def _frontend_sidecar(ctx: PodContext, component: Component, containers: list[di
     containers.append(_main_container(ctx, frontend, user) | {"name": FRONTEND_SIDECAR})
 
 
-def render_pod_spec(ctx: PodContext, component: Component) -> dict[str, Any]:
-    """Newer upstream's GenerateBasePodSpec order: main container first, then the user's other containers."""
+def append_missing_pvc_volumes(pod: dict[str, Any]) -> None:
+    """The PVC volumes of main's mounts that no volume provides, last (upstream HEAD, after the backend's rewrite)."""
+    volumes = list(pod.get("volumes") or [])
+    volumes += _missing_pvc_volumes(volumes, pod["containers"][0])
+    if volumes:
+        pod["volumes"] = volumes
+
+
+def render_pod_spec(ctx: PodContext, component: Component, *, pvc_volumes: bool = True) -> dict[str, Any]:
+    """Upstream HEAD's GenerateBasePodSpec order: main container first, then the user's other containers; the
+    volumes the user's, the compilation cache's, shared memory, then (``pvc_volumes``, or the caller after its
+    backend rewrite) the PVCs of main's other mounts."""
     user_spec = json_copy(component.pod_template.get("spec", {}))
     user_containers = user_spec.pop("containers", [])
     user_main = next((c for c in user_containers if c.get("name") == MAIN_CONTAINER), {})
@@ -153,6 +163,8 @@ def render_pod_spec(ctx: PodContext, component: Component) -> dict[str, Any]:
     if ctx.discovery_backend == "kubernetes" and not pod.get("serviceAccountName"):
         pod["serviceAccountName"] = discovery_service_account(ctx.graph)
     volumes = list(pod.pop("volumes", []))
+    cache_mounts = [m for m in main.get("volumeMounts") or [] if m["name"] in {v.name for v in component.volume_mounts}]
+    volumes += _missing_pvc_volumes(volumes, {"volumeMounts": cache_mounts})
     if component.shared_memory:
         # Upstream's ApplySharedMemoryVolumeAndMount: the user's own /dev/shm mount (any name) and any
         # volume named shared-memory give way, so the pod never has two mounts at /dev/shm.
@@ -171,10 +183,11 @@ def render_pod_spec(ctx: PodContext, component: Component) -> dict[str, Any]:
     for container in containers:
         # upstream's Go structs always serialise a container's resources, so the objects it sends hold {}
         container.setdefault("resources", {})
-    volumes += _missing_pvc_volumes(volumes, main)
     pod["containers"] = containers
     if volumes:
         pod["volumes"] = volumes
+    if pvc_volumes:
+        append_missing_pvc_volumes(pod)
     return pod
 
 

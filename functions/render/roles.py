@@ -6,14 +6,15 @@ from typing import Any, Literal
 
 from functions.api.graph import Component
 from functions.render import backends
-from functions.render.podspec import PodContext, render_pod_spec
+from functions.render.mpi_secret import ssh_secret_name
+from functions.render.podspec import PodContext, append_missing_pvc_volumes, render_pod_spec
 
 
 def role_pod_spec(
     ctx: PodContext, component: Component, role: Literal["leader", "worker"], pathway: Literal["grove", "lws"]
 ) -> dict[str, Any]:
     """The component's base pod spec rewritten by its backend for ``role`` (§2.4); raises ``BackendError``."""
-    pod = render_pod_spec(ctx, component)
+    pod = render_pod_spec(ctx, component, pvc_volumes=False)
     backends.apply_multinode(
         ctx.backend,
         backends.MultinodeRole(
@@ -26,6 +27,7 @@ def role_pod_spec(
         ),
         pod,
         vllm_executor=backends.executor_backend(component.annotations, ctx.graph.metadata_annotations),
-        ssh_secret_name=ctx.platform.mpi.sshSecretName,
+        ssh_secret_name=ssh_secret_name(ctx.graph.name, ctx.platform),
     )
+    append_missing_pvc_volumes(pod)
     return pod

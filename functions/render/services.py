@@ -6,7 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from functions.api.graph import Component, Graph
-from functions.render.labels import BASE_MODEL_HASH, component_labels, discovery_labels, model_hash, selector_labels
+from functions.render.backends import ORIGIN_VERSION_ANNOTATION
+from functions.render.labels import (
+    BASE_MODEL_HASH,
+    COMPONENT_CLASS,
+    WORKER_HASH,
+    component_labels,
+    discovery_labels,
+    model_hash,
+    selector_labels,
+)
 from functions.render.naming import service_name
 
 FRONTEND_PORT = {"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"}
@@ -26,18 +35,34 @@ def needs_service(component: Component, discovery_backend: str) -> bool:
     return discovery_backend == "kubernetes" or component.component_type == "frontend"
 
 
+def service_labels(graph: Graph, component: Component, discovery_backend: str) -> dict[str, str]:
+    """Upstream HEAD: the user's labels (DGD, component, pod template), a worker's hash and class, and the
+    discovery labels; none of the system labels its pods carry (component, namespace, type, selector...)."""
+    pod_labels = component_labels(graph, component)
+    labels = {**graph.labels, **component.labels, **(component.pod_template.get("metadata", {}).get("labels") or {})}
+    for key in (WORKER_HASH, COMPONENT_CLASS):
+        if key in pod_labels:
+            labels[key] = pod_labels[key]
+    labels.update(discovery_labels(discovery_backend))
+    return dict(sorted(labels.items()))
+
+
 def render_component_service(graph: Graph, component: Component, discovery_backend: str) -> dict[str, Any]:
-    labels = {**component_labels(graph, component), **discovery_labels(discovery_backend)}
-    selector = selector_labels(graph, component)
+    metadata: dict[str, Any] = {
+        "name": service_name(graph, component),
+        "namespace": graph.namespace,
+        "labels": service_labels(graph, component, discovery_backend),
+    }
+    # Upstream copies the component's pod-template annotations onto its Service.
+    annotations = dict(component.pod_template.get("metadata", {}).get("annotations") or {})
+    annotations.pop(ORIGIN_VERSION_ANNOTATION, None)
+    if annotations:
+        metadata["annotations"] = dict(sorted(annotations.items()))
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": {
-            "name": service_name(graph, component),
-            "namespace": graph.namespace,
-            "labels": dict(sorted(labels.items())),
-        },
-        "spec": {"selector": selector, "ports": [service_port(component)]},
+        "metadata": metadata,
+        "spec": {"selector": selector_labels(graph, component), "ports": [service_port(component)]},
     }
 
 

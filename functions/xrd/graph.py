@@ -84,12 +84,20 @@ def dgd_status_schema(upstream_dir: Path | None = None) -> dict[str, Any]:
     )
 
 
+# Ours, not upstream's: where the package keeps what upstream's webhook stamps as an annotation
+# (functions/steps/graph/origin.py).
+# The XRDs carry no descriptions (their size counts against the API server's limits); README "Origin version".
+ORIGIN_VERSION_STATUS = {"type": "string"}
+
+
 def dgd_xrd(upstream_dir: Path | None = None) -> dict[str, Any]:
     spec, _ = dgd_spec_schema(upstream_dir)
+    status = dgd_status_schema(upstream_dir)
+    status["properties"]["operatorOriginVersion"] = ORIGIN_VERSION_STATUS
     schema = {
         "openAPIV3Schema": {
             "type": "object",
-            "properties": {"spec": spec, "status": dgd_status_schema(upstream_dir)},
+            "properties": {"spec": spec, "status": status},
         }
     }
     # Crossplane appends SYNCED, READY (the Ready condition, as upstream's Ready column) and AGE.

@@ -7,9 +7,11 @@ Upstream facts beyond the reference text:
 * TP*PP > GPUs: mp or ray launch; else TP*PP*DP > GPUs: data-parallel flags; else nothing;
 * the ray leader command is ``/bin/sh -c "ray start --head --port=6379 && <quoted cmd> <quoted args>
   --distributed-executor-backend ray"`` and the ray worker only runs ``ray start --address=<leader>:6379 --block``;
-* with the mp executor, ``VLLM_NIXL_SIDE_CHANNEL_HOST`` (pod IP) is set on leader and worker pods and the worker pod
-  gets the wait-for-leader init container, whichever launch mode the args led to (the baseline gates both on the
-  executor choice alone);
+* with the mp executor, ``VLLM_NIXL_SIDE_CHANNEL_HOST`` (pod IP) is set on leader and worker pods, whichever launch
+  mode the args led to;
+* a DGD's worker pod gets the wait-for-leader init container only when its main container's command line ends up
+  with ``--distributed-executor-backend mp`` (upstream HEAD ``shouldInjectVLLMMpWaitLeaderInit``: the flag pair as
+  adjacent tokens, as ``flag=mp``, or inside one shell string);
 * the data-parallel worker's start rank ``$(( <local> * <rank> ))`` always needs a shell;
 * multinode worker pods lose all three probes.
 """
@@ -41,6 +43,7 @@ DATA_PARALLEL_RPC_PORT = 13445
 TP_FLAG = "--tensor-parallel-size"
 PP_FLAG = "--pipeline-parallel-size"
 DP_FLAG = "--data-parallel-size"
+DISTRIBUTED_EXECUTOR_FLAG = "--distributed-executor-backend"
 
 
 def compilation_cache_env(mount_point: str) -> dict[str, Any]:
@@ -59,6 +62,18 @@ def flag_value(tokens: list[str], flag: str) -> int:
             if value is not None:
                 return value
     return 1
+
+
+def command_line_has(container: dict[str, Any], flag: str, value: str) -> bool:
+    """Whether command or args carry ``flag value``: adjacent tokens, ``flag=value``, or inside a shell string."""
+    line = [str(token) for token in [*(container.get("command") or []), *(container.get("args") or [])]]
+    for tokens in (line, [word for token in line for word in token.split()]):
+        for index, token in enumerate(tokens):
+            if f"{flag} {value}" in token or f"{flag}={value}" in token:
+                return True
+            if token == flag and index + 1 < len(tokens) and tokens[index + 1] == value:
+                return True
+    return False
 
 
 def _mp_flags(role: MultinodeRole) -> tuple[str, bool]:
@@ -125,6 +140,6 @@ def apply_vllm(
     if role.is_leader:
         return
     drop_probes(main)
-    if use_mp and role.graph_name:
+    if role.graph_name and command_line_has(main, DISTRIBUTED_EXECUTOR_FLAG, "mp"):
         add_volume(pod_spec, wait_leader_volume(role.graph_name))
         add_init_container(pod_spec, wait_leader_init_container(main.get("image"), leader_host(role)))

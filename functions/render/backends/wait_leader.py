@@ -2,9 +2,10 @@
 
 Upstream facts (``backend_vllm.go``): ConfigMap ``{dgd}-wait-leader-script`` with key ``wait-for-leader.py`` and the
 graph-name label; pod volume ``wait-leader-script`` (ConfigMap source); init container ``wait-for-leader-mp`` on the
-main image, mounting it read-only at ``/scripts`` and running it through ``sh -c`` with ``LEADER_HOST`` and
-``LEADER_PORT=29500``. The host's ``$(VAR)`` references are rewritten to ``${VAR}`` so the shell expands them: Grove
-and LWS add their variables to init containers after ours, where kubelet ``$(VAR)`` expansion cannot see them.
+main image, mounting it read-only at ``/scripts`` and running it through ``sh -c`` (``export LEADER_HOST="<host>"
+LEADER_PORT="29500" && exec python3 ...``, upstream HEAD). The host's ``$(VAR)`` references are rewritten to
+``${VAR}`` so the shell expands them: Grove and LWS add their variables to init containers after ours, where kubelet
+``$(VAR)`` expansion cannot see them.
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ def wait_leader_volume(graph_name: str) -> dict[str, Any]:
 
 def wait_leader_init_container(image: str | None, leader: str) -> dict[str, Any]:
     script = (
-        f'LEADER_HOST="{shell_variables(leader)}"; LEADER_PORT={VLLM_MP_MASTER_PORT}; '
-        f"export LEADER_HOST LEADER_PORT; exec python3 {MOUNT_PATH}/{SCRIPT_KEY}"
+        f'export LEADER_HOST="{shell_variables(leader)}" LEADER_PORT="{VLLM_MP_MASTER_PORT}" '
+        f"&& exec python3 {MOUNT_PATH}/{SCRIPT_KEY}"
     )
     container: dict[str, Any] = {"name": INIT_CONTAINER_NAME}
     if image:

@@ -3,10 +3,10 @@
 A DCD is one DGD service (v1alpha1) or component (v1beta1) as an object of its own (reference
 §1.4). A single-node DCD renders a Deployment (``functions.render.deployment``); a multinode one
 with LeaderWorkerSet available (platform ``orchestrators.lws`` and ``volcanoScheduler`` not
-disabled) one LeaderWorkerSet and one Volcano PodGroup per replica (``functions.render.lws``),
-else, as upstream, a Deployment. Around it: the component Service (leader pods only for LWS), the
-frontend Ingress and VirtualService, and for a DCD no DGD composed (no graph-name label) the
-discovery RBAC, the model Service and the wait-for-leader ConfigMap a DGD would compose.
+disabled) one LeaderWorkerSet with every replica (``functions.render.lws``), else, as upstream, a
+Deployment. Around it: the component Service (leader pods only for LWS), the frontend Ingress and
+VirtualService, and for a DCD no DGD composed (no graph-name label) the discovery RBAC, the model
+Service, the wait-for-leader ConfigMap and the MPI SSH Secret copy a DGD would compose.
 
 The pod template comes from the same renderer as the Grove pathway, through a ``Graph`` whose
 single component is the DCD: namespace from the claim, graph name from the DGD name label when
@@ -38,6 +38,7 @@ from functions.render.deployment import render_deployment
 from functions.render.labels import GRAPH_NAME, RESTART_AT, SELECTOR, WORKER_HASH
 from functions.render.lws import LWS_KIND, ROLE_LABEL, render_leaderworkersets
 from functions.render.mesh import render_frontend_mesh
+from functions.render.mpi_secret import needs_ssh_secret, ssh_secret, ssh_secret_requirement
 from functions.render.podspec import PodContext
 from functions.render.rbac import binding_after_role, render_discovery_rbac
 from functions.render.services import model_service_name, needs_service, render_component_service, render_model_service
@@ -104,14 +105,20 @@ def uses_lws(component: Component, platform: PlatformConfig) -> bool:
     return component.multinode and platform.lws_enabled
 
 
-def render_component(graph: Graph, name: str, platform: PlatformConfig, xr_labels: dict[str, Any]) -> dict[str, Any]:
-    """Composed resource name -> object for a DCD."""
+def component_backend(graph: Graph) -> str:
+    """The DCD's backend (``sglang``, ``vllm``, ``trtllm`` or ``noop``); raises ``SpecError``."""
     (component,) = graph.components
     main = next(c for c in component.pod_template["spec"]["containers"] if c.get("name") == MAIN_CONTAINER)
     try:
-        backend = backends.resolve_backend(component.component_type, main, graph.backend_framework)
+        return backends.resolve_backend(component.component_type, main, graph.backend_framework)
     except backends.BackendError as err:
         raise SpecError(f"spec.backendFramework: {err}") from None
+
+
+def render_component(graph: Graph, name: str, platform: PlatformConfig, xr_labels: dict[str, Any]) -> dict[str, Any]:
+    """Composed resource name -> object for a DCD."""
+    (component,) = graph.components
+    backend = component_backend(graph)
     ctx = PodContext(graph=graph, platform=platform, backend=backend)
     lws = uses_lws(component, platform)
     if lws:
@@ -122,7 +129,6 @@ def render_component(graph: Graph, name: str, platform: PlatformConfig, xr_label
     if needs_service(component, ctx.discovery_backend):
         service = render_component_service(graph, component, ctx.discovery_backend)
         service["metadata"]["name"] = object_name
-        service["metadata"]["labels"][SELECTOR] = name
         if lws:
             service["spec"]["selector"] = dict(sorted({**service["spec"]["selector"], ROLE_LABEL: "leader"}.items()))
         desired[SERVICE_RESOURCE] = service
@@ -231,6 +237,13 @@ def component_deployment(request: StepRequest) -> StepResponse:
         desired = render_component(graph, name, platform, xr_labels)
     except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
+    mpi_conditions, requirements = [], {}
+    if GRAPH_NAME not in xr_labels and needs_ssh_secret(graph, {graph.components[0].name: component_backend(graph)}):
+        # A standalone DCD: no DGD provides the MPI SSH Secret its pods mount.
+        copy, condition = ssh_secret(graph, platform, request.required)
+        desired.update(copy)
+        requirements = ssh_secret_requirement(graph, platform)
+        mpi_conditions.append(condition)
     lws = uses_lws(graph.components[0], platform)
     generation = (xr.get("metadata") or {}).get("generation")
     status, conditions, ready = component_status(graph, name, desired, request.observed_resources, generation, lws)
@@ -243,5 +256,6 @@ def component_deployment(request: StepRequest) -> StepResponse:
         desired_resources=resources,
         composite_status=status or None,
         composite_ready=ready,
-        conditions=conditions,
+        conditions=[*conditions, *mpi_conditions],
+        requirements=requirements,
     )

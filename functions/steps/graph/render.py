@@ -15,9 +15,10 @@ from functions.api.platform import (
 )
 from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal, is_preview
 from functions.render import backends
-from functions.render.component_pathway import raw_components, worker_hash
+from functions.render.component_pathway import DCD_KIND, raw_components, worker_hash
 from functions.render.grove import render_podcliqueset
 from functions.render.mesh import render_mesh
+from functions.render.mpi_secret import needs_ssh_secret, ssh_secret, ssh_secret_requirement
 from functions.render.naming import MAX_COMBINED_GROVE_NAME, component_path, grove_name_budget, podcliqueset_name
 from functions.render.podspec import PodContext
 from functions.render.rbac import binding_after_role, render_discovery_rbac
@@ -38,6 +39,7 @@ from functions.render.storage import (
 )
 from functions.steps.graph.admission import check_annotations, check_costly_rules, deprecation_condition
 from functions.steps.graph.components import render_components
+from functions.steps.graph.origin import STATUS_FIELD, resolve_origin_version, with_origin_version
 from functions.steps.graph.restart import stamp_restart
 
 PCS_RESOURCE = "podcliqueset"
@@ -145,18 +147,31 @@ def _storage(request: StepRequest, graph: Graph) -> tuple[dict[str, Any], dict[s
     return desired, lookups
 
 
+def origin_carriers(observed_resources: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The observed objects that carry the origin version: the PodCliqueSet and the component deployments."""
+    kinds = {"PodCliqueSet", DCD_KIND}
+    return [obj for _, obj in sorted(observed_resources.items()) if obj.get("kind") in kinds]
+
+
 def render_graph_deployment(request: StepRequest) -> StepResponse:
     try:
         platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
         graph = graph_from_xr(request.observed_composite)
+        origin = resolve_origin_version(
+            graph.metadata_annotations,
+            request.observed_composite.get("status") or {},
+            origin_carriers(request.observed_resources),
+        )
+        graph = with_origin_version(graph, origin)
         graph = with_adapter_replicas(graph, request.observed_resources)  # the adapters own their replicas
         raw = raw_components(graph, claimed_object(request.observed_composite, "DynamoGraphDeployment").spec)
         graph = dataclasses.replace(graph, worker_hash=worker_hash(graph, raw))
         check_annotations(graph)
         check_costly_rules(request.observed_composite.get("spec") or {})
         pvcs, lookups = _storage(request, graph)
-        status = None
+        status: dict[str, Any] = {STATUS_FIELD: origin}
         warnings: tuple[str, ...] = ()
+        conditions = [deprecation_condition(request.observed_composite)]
         if uses_grove(graph, platform):
             desired = {**pvcs, **render_graph(graph, platform)}
             lookups.update(stamp_restart(request, graph, desired[PCS_RESOURCE], PCS_RESOURCE))
@@ -166,8 +181,13 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
             _backends(graph)
             rendered = render_components(request, graph, platform, raw)
             desired = {**pvcs, **rendered.desired, **render_graph_shared(graph, platform, frontend_mesh=False)}
-            status = rendered.status
+            status.update(rendered.status or {})
             warnings = rendered.warnings
+        if needs_ssh_secret(graph, _backends(graph)):
+            copy, condition = ssh_secret(graph, platform, request.required)
+            desired.update(copy)
+            lookups.update(ssh_secret_requirement(graph, platform))
+            conditions.append(condition)
     except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     desired = pin_observed_adapters(desired, request.observed_resources)
@@ -176,6 +196,6 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
         desired_resources={name: DesiredResource(obj) for name, obj in sorted(desired.items())},
         composite_status=status,
         results=[Result("warning", message, "ComponentDeploymentInvalid") for message in warnings],
-        conditions=[deprecation_condition(request.observed_composite)],
+        conditions=conditions,
         requirements=lookups,
     )

@@ -1,0 +1,100 @@
+"""Labels and annotations as upstream HEAD renders them where no golden scenario checks them: the worker class
+of graphs with an EPP (fidelity-at-head §9), component Services (§12) and Deployments (§13)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from rendering import render_xr, rendered
+
+from functions.cli.manifests import claim_to_xr, load_documents
+from functions.render.defaults import WORKER_TYPES
+from server import REPO
+
+CLASS = "nvidia.com/dynamo-component-class"
+GAIE = load_documents(REPO / "examples" / "vllm-gaie.yaml")[0]
+AGG = load_documents(REPO / "examples" / "vllm-agg.yaml")[0]
+
+
+def of_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+def without_grove(claim: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(claim)
+    out["metadata"].setdefault("annotations", {})["nvidia.com/enable-grove"] = "false"
+    return out
+
+
+def test_worker_pods_of_a_graph_with_an_epp_carry_the_worker_class_the_pool_selects() -> None:
+    objects = rendered(GAIE)
+    (pcs,) = of_kind(objects, "PodCliqueSet")
+    for clique in pcs["spec"]["template"]["cliques"]:
+        is_worker = clique["labels"]["nvidia.com/dynamo-component-type"] in WORKER_TYPES
+        assert (clique["labels"].get(CLASS) == "worker") is is_worker, clique["name"]
+    (pool,) = of_kind(objects, "InferencePool")
+    assert pool["spec"]["selector"]["matchLabels"][CLASS] == "worker"
+    assert "nvidia.com/dynamo-component-type" not in pool["spec"]["selector"]["matchLabels"]
+
+
+def test_without_an_epp_no_pod_carries_the_worker_class() -> None:
+    (pcs,) = of_kind(rendered(AGG), "PodCliqueSet")
+    assert all(CLASS not in clique["labels"] for clique in pcs["spec"]["template"]["cliques"])
+
+
+def test_on_the_component_pathway_the_class_and_the_epps_sidecar_opt_out_reach_the_pods() -> None:
+    objects = rendered(without_grove(GAIE))
+    dcds = {d["spec"]["serviceName"]: d for d in of_kind(objects, "XDynamoComponentDeployment")}
+    assert dcds["VllmWorker"]["metadata"]["labels"][CLASS] == "worker"
+    assert dcds["Epp"]["spec"]["extraPodMetadata"]["annotations"]["sidecar.istio.io/inject"] == "false"
+    worker_pods = of_kind(render_xr(dcds["VllmWorker"]), "Deployment")[0]["spec"]["template"]
+    assert worker_pods["metadata"]["labels"][CLASS] == "worker"
+    epp_pods = of_kind(render_xr(dcds["Epp"]), "Deployment")[0]["spec"]["template"]
+    assert epp_pods["metadata"]["annotations"]["sidecar.istio.io/inject"] == "false"
+    assert CLASS not in epp_pods["metadata"]["labels"]
+
+
+def test_component_services_carry_the_users_labels_and_pod_annotations_not_the_system_labels() -> None:
+    claim = copy.deepcopy(AGG)
+    claim["spec"]["labels"] = {"team": "llm"}
+    worker = next(c for c in claim["spec"]["components"] if c["type"] == "worker")
+    worker["podTemplate"]["metadata"] = {"labels": {"tier": "gold"}, "annotations": {"prometheus.io/scrape": "true"}}
+    services = {s["metadata"]["name"]: s for s in of_kind(rendered(claim), "Service")}
+    service = next(s for name, s in services.items() if name.endswith("vllmworker"))
+    labels = service["metadata"]["labels"]
+    assert labels["team"] == "llm" and labels["tier"] == "gold"
+    assert labels["nvidia.com/dynamo-discovery-backend"] == "kubernetes"
+    assert "nvidia.com/dynamo-worker-hash" in labels
+    for system in (
+        "nvidia.com/dynamo-component",
+        "nvidia.com/dynamo-graph-deployment-name",
+        "nvidia.com/dynamo-namespace",
+        "nvidia.com/dynamo-component-type",
+        "nvidia.com/metrics-enabled",
+        "nvidia.com/selector",
+    ):
+        assert system not in labels, system
+    own = {k: v for k, v in service["metadata"]["annotations"].items() if not k.startswith("crossplane.io/")}
+    assert own == {"prometheus.io/scrape": "true"}
+    assert set(service["spec"]["selector"]) == {
+        "nvidia.com/dynamo-component",
+        "nvidia.com/dynamo-component-type",
+        "nvidia.com/dynamo-namespace",
+    }
+
+
+def test_a_deployment_keeps_the_pod_template_labels_and_leaves_the_selector_label_to_its_pods() -> None:
+    dcd = load_documents(REPO / "examples" / "dcd" / "vllm-worker.yaml")[0]
+    dcd = copy.deepcopy(dcd)
+    template = dcd["spec"].setdefault("podTemplate", {})
+    template.setdefault("metadata", {})["labels"] = {"tier": "gold"}
+    (deployment,) = of_kind(render_xr(claim_to_xr(dcd)), "Deployment")
+    labels = deployment["metadata"]["labels"]
+    assert labels["tier"] == "gold"
+    assert "nvidia.com/selector" not in labels
+    assert (
+        labels["nvidia.com/dynamo-component"]
+        == deployment["spec"]["template"]["metadata"]["labels"]["nvidia.com/dynamo-component"]
+    )
+    assert deployment["spec"]["template"]["metadata"]["labels"]["nvidia.com/selector"] == dcd["metadata"]["name"]

@@ -58,7 +58,12 @@ def _xr_with_mesh(cp: ControlPlane, claim: dict[str, Any]) -> list[str]:
     ref = (got.get("spec") or {}).get("resourceRef")
     if not ref:
         return []
-    xr = cp.client.get(resource_path("nvidia.com", "v1beta1", plural(ref["kind"]), None, ref["name"]))
+    try:
+        xr = cp.client.get(resource_path("nvidia.com", "v1beta1", plural(ref["kind"]), None, ref["name"]))
+    except APIError as err:
+        if err.code == 404:  # the claim syncer names the XR in the claim before it creates it
+            return []
+        raise
     return sorted({r["kind"] for r in xr["spec"].get("resourceRefs") or []} & MESH_KINDS)
 
 

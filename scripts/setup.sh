@@ -48,7 +48,10 @@ else
 fi
 
 step "installing the package with its test extra: pip install -e '.[test]'"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[test]' \
+# The runtime dependencies at the versions the image ships (requirements.lock, hashes dropped).
+constraints="$venv/constraints.txt"
+sed -e '/^#/d' -e 's/ --hash=.*//' requirements.lock >"$constraints"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -c "$constraints" -e '.[test]' \
     || die "pip install -e '.[test]' failed (see the pip output above)"
 
 step "done: $venv/bin/python"

@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# Builds the Configuration package (package/crossplane.yaml + xrds/ + compositions/) and the
-# Function package meta (package/function/) with the Crossplane CLI into OUT_DIR.
+# Builds both packages into OUT_DIR with the Crossplane CLI: the runtime image (scripts/build-image.sh),
+# the Function package carrying it (function-dynamo.xpkg, --embed-runtime-image-tarball) and the
+# Configuration package (package/crossplane.yaml + xrds/ + compositions/ + examples/).
 # Usage: scripts/build-packages.sh CRANK OUT_DIR
 set -euo pipefail
 crank=${1:?usage: build-packages.sh CRANK OUT_DIR}
 out=${2:?usage: build-packages.sh CRANK OUT_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$out" "$stage/configuration/xrds" "$stage/configuration/compositions" "$stage/function"
+mkdir -p "$stage/configuration/xrds" "$stage/configuration/compositions" "$stage/function"
 cp "$root/package/crossplane.yaml" "$stage/configuration/"
 cp "$root"/xrds/*.yaml "$stage/configuration/xrds/"
 cp "$root"/compositions/*.yaml "$stage/configuration/compositions/"
 cp -r "$root/package/function/." "$stage/function/"
-echo "building the Configuration package"
+echo "==> build-packages: the runtime image"
+bash "$root/scripts/build-image.sh" "$out"
+echo "==> build-packages: the Function package, with the runtime image embedded"
+# (--examples-root defaults to ./examples; a directory that does not exist adds no examples layer:
+# the DGD examples belong to the Configuration)
+"$crank" xpkg build --package-root="$stage/function" --examples-root="$stage/no-examples" \
+  --embed-runtime-image-tarball="$out/function-dynamo-image.tar" --package-file="$out/function-dynamo.xpkg"
+echo "==> build-packages: the Configuration package"
 "$crank" xpkg build --package-root="$stage/configuration" --examples-root="$root/examples" \
   --package-file="$out/function-dynamo-configuration.xpkg"
-echo "building the Function package (metadata and input CRDs; the runtime image is built separately)"
-"$crank" xpkg build --package-root="$stage/function" --package-file="$out/function-dynamo.xpkg"
 ls -l "$out"

@@ -16,7 +16,7 @@
 #
 # Idempotent: a crank binary that is present and reports the pinned version is
 # not rebuilt; a CRD directory whose .source stamp matches the pinned module is
-# not re-copied. Needs: go, python3.
+# not re-copied. Needs: go, python3 (and apt-get, as root, when mmdebstrap or runc is missing).
 set -euo pipefail
 
 # --- pinned versions (one constant each) -------------------------------------
@@ -83,6 +83,23 @@ export GOWORK=off
 
 start=$SECONDS
 step "cache: $CACHE ($(go version))"
+
+# Debian's mmdebstrap (the runtime image's root file system, scripts/build-image.sh) and runc (runs the
+# image as a container in the tests, no daemon), from the distribution's archive when missing.
+debian_tools=()
+command -v mmdebstrap >/dev/null 2>&1 || debian_tools+=(mmdebstrap)
+command -v runc >/dev/null 2>&1 || debian_tools+=(runc)
+if [[ ${#debian_tools[@]} -gt 0 ]] && { [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; }; then
+    # Without them the image is not built and its tests skip; CI must build and run it.
+    [[ "${CI:-}" != "true" ]] || die "${debian_tools[*]} missing and not installable here (needs root and apt-get)"
+    step "warning: ${debian_tools[*]} missing (as root: apt-get install ${debian_tools[*]}); the image tests will skip"
+elif [[ ${#debian_tools[@]} -gt 0 ]]; then
+    step "apt-get install ${debian_tools[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${debian_tools[@]}" >"$work/apt.log" 2>&1 \
+        || { apt-get update -q >>"$work/apt.log" 2>&1 \
+             && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${debian_tools[@]}" >>"$work/apt.log" 2>&1; } \
+        || die "apt-get install ${debian_tools[*]} failed: $(tail -5 "$work/apt.log")"
+fi
 
 # json_field JSON FIELD: print one top-level string field of a JSON object.
 json_field() {

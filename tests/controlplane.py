@@ -20,6 +20,7 @@ import subprocess
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,6 +176,7 @@ class ControlPlane:
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     kubeconfig: Path | None = None
     audit_log: Path | None = None  # JSON lines: every request of a ServiceAccount in AUDITED_NAMESPACE
+    cleanups: list[Callable[[], None]] = field(default_factory=list)  # run after the processes stop
 
     def where(self) -> str:
         """The server logs, for an assertion message."""
@@ -193,6 +195,8 @@ class ControlPlane:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(proc.pid, signal.SIGKILL)
                 proc.wait()
+        for cleanup in reversed(self.cleanups):
+            cleanup()
 
 
 def start_process(cp: ControlPlane, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:

@@ -8,10 +8,12 @@
 1. ``crossplane core init`` (Crossplane's CRDs, its root CA and client certificate Secrets), then
    ``crossplane core start`` with ``--package-runtime=Function=External``: Crossplane runs no
    function pods, it dials the endpoint the Active FunctionRevision's status names;
-2. ``function-dynamo serve --tls-certs-dir`` with a server certificate issued by Crossplane's own root
-   CA, so Crossplane dials the project's mTLS path;
-3. a loopback OCI registry (``tools/oci-registry``) holding both packages, built with
-   ``crossplane xpkg build`` (``scripts/build-packages.sh``) and pushed with ``crossplane xpkg push``;
+2. the function itself: the runtime image embedded in the Function package, run as a container by
+   ``runc`` (``tests/container.py``: what ships is what is tested), or, where runc cannot run (not root),
+   ``function-dynamo serve`` from the checkout; either with ``--tls-certs-dir`` and a server certificate
+   issued by Crossplane's own root CA, so Crossplane dials the project's mTLS path;
+3. a loopback OCI registry (``tools/oci-registry``) holding both packages (``tests/packages.py``: built
+   by ``scripts/build-packages.sh``) pushed with ``crossplane xpkg push``;
 4. an ``ImageConfig`` rewriting ``ghcr.io/function-dynamo/`` to the registry, the Configuration
    package applied as a ``pkg.crossplane.io/v1 Configuration`` (Crossplane resolves and installs the
    Function it depends on), the package runtime's part played on the FunctionRevision (endpoint, TLS
@@ -24,7 +26,9 @@ Every process is recorded by PID in the ``ControlPlane`` and stopped with it; ea
 from __future__ import annotations
 
 import base64
+import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -35,12 +39,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from container import IMAGE_USER, RUNTIME, runtime_spec, unpack_xpkg
+from packages import built_packages
 
 from apiserver import ensure_namespace, install_crd
 from controlplane import APIError, ControlPlane, free_port, start_process, wait_for
 from crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, install_chart_rbac, service_account_kubeconfig
 from pki import issue
-from tooling import CRD_SETS, _missing, _tools_env, crds_dir
+from tooling import CRD_SETS, _missing, _tools_env, crds_dir, in_ci
 
 REPO = Path(__file__).resolve().parents[1]
 NAMESPACE = "crossplane-system"
@@ -59,6 +65,7 @@ class Crossplane:
     registry: str  # host:port
     function_address: str
     crossplane_log: Path
+    function_runtime: str  # "container" (the packaged image under runc) or "process" (the checkout's server)
 
     def where(self) -> str:
         return self.cp.where()
@@ -122,17 +129,39 @@ def _core_init(cp: ControlPlane, crossplane: Path, env: dict[str, str]) -> None:
     raise RuntimeError(f"crossplane core init failed 5 times; see {log}")
 
 
-def _build_and_push(cp: ControlPlane, crank: Path, registry: str) -> None:
-    out = cp.run_dir / "packages"
+def _push(cp: ControlPlane, crank: Path, registry: str, out: Path) -> None:
     log = cp.run_dir / "packages.log"
     cp.logs["packages"] = log
     with log.open("ab") as f:
-        subprocess.run(["bash", str(REPO / "scripts" / "build-packages.sh"), str(crank), str(out)],
-                       check=True, stdout=f, stderr=subprocess.STDOUT, timeout=300)  # fmt: skip
         for file, name in (("function-dynamo.xpkg", "function-dynamo"), (f"{CONFIGURATION}.xpkg", CONFIGURATION)):
             ref = f"{registry}/function-dynamo/{name}:{PACKAGE_VERSION}"
             subprocess.run([str(crank), "xpkg", "push", "-f", str(out / file), ref],
                            check=True, stdout=f, stderr=subprocess.STDOUT, timeout=120)  # fmt: skip
+
+
+def _container_can_run() -> bool:
+    return shutil.which(RUNTIME) is not None and os.geteuid() == 0
+
+
+def _start_function(cp: ControlPlane, packages: Path, certs: Path, address: str) -> str:
+    """The Function package's runtime image under runc, or (where it cannot run) the checkout's server."""
+    if not _container_can_run():
+        if in_ci():
+            _missing(f"{RUNTIME} as root runs the function's image in CI: run scripts/install-tools.sh as root")
+        start_process(cp, "function-dynamo",
+                      [sys.executable, "-m", "functions.cli.main", "serve", "--tls-certs-dir", str(certs),
+                       "--address", address], env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+        return "process"
+    bundle = cp.run_dir / "function-bundle"
+    image = unpack_xpkg(packages / "function-dynamo.xpkg", bundle / "rootfs")
+    for path in (certs, *certs.iterdir()):
+        os.chown(path, IMAGE_USER, IMAGE_USER)
+    (bundle / "config.json").write_text(json.dumps(runtime_spec(image, ["--address", address], certs)))
+    state, name = bundle / "state", f"function-dynamo-{os.getpid()}"
+    start_process(cp, "function-dynamo", [RUNTIME, f"--root={state}", "run", f"--bundle={bundle}", name])
+    cp.cleanups.append(lambda: subprocess.run([RUNTIME, f"--root={state}", "delete", "--force", name],
+                                              capture_output=True, check=False))  # fmt: skip
+    return "container"
 
 
 def _conditions(obj: dict[str, Any]) -> dict[str, str]:
@@ -242,10 +271,9 @@ def start_crossplane(cp: ControlPlane) -> Crossplane:
                "type": "kubernetes.io/tls", "data": {k: base64.b64encode(v).decode() for k, v in server_certs.items()}},
           f"/api/v1/namespaces/{NAMESPACE}/secrets")  # fmt: skip
 
+    packages = built_packages()
     function_address = f"127.0.0.1:{free_port()}"
-    start_process(cp, "function-dynamo",
-                  [sys.executable, "-m", "functions.cli.main", "serve", "--tls-certs-dir", str(certs_dir),
-                   "--address", function_address], env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+    function_runtime = _start_function(cp, packages, certs_dir, function_address)
     wait_for(cp, "function-dynamo", lambda: _port_open(function_address))
 
     port_file = cp.run_dir / "registry.port"
@@ -273,7 +301,7 @@ def start_crossplane(cp: ControlPlane) -> Crossplane:
         cp, "crossplane", lambda: urllib.request.urlopen(f"http://127.0.0.1:{health}/healthz", timeout=1).status == 200
     )
 
-    _build_and_push(cp, tools["CRANK"], registry)
+    _push(cp, tools["CRANK"], registry, packages)
     image_config = {
         "apiVersion": "pkg.crossplane.io/v1beta1",
         "kind": "ImageConfig",
@@ -301,4 +329,10 @@ def start_crossplane(cp: ControlPlane) -> Crossplane:
                "spec": {"package": f"{PACKAGE_PREFIX}{CONFIGURATION}:{PACKAGE_VERSION}"}},
           f"{PKG}/configurations")  # fmt: skip
     _wait_installed(cp, function_address)
-    return Crossplane(cp=cp, registry=registry, function_address=function_address, crossplane_log=cp.logs["crossplane"])
+    return Crossplane(
+        cp=cp,
+        registry=registry,
+        function_address=function_address,
+        crossplane_log=cp.logs["crossplane"],
+        function_runtime=function_runtime,
+    )

@@ -110,6 +110,18 @@ def discovered(crossplane: Crossplane) -> dict[tuple[str, str], tuple[str, bool]
     return api_plurals(crossplane)
 
 
+def test_crossplane_dials_the_packaged_image(crossplane: Crossplane) -> None:
+    """What ships is what is tested: the function Crossplane calls is the Function package's own image."""
+    if crossplane.function_runtime != "container":
+        pytest.skip("runc cannot run here (not root): Crossplane dials the checkout's function-dynamo serve")
+    log = crossplane.cp.logs["function-dynamo"]
+    assert crossplane.cp.pids["function-dynamo"] > 0
+    assert (
+        crossplane.cp.run_dir / "function-bundle" / "rootfs" / "usr" / "local" / "bin" / "function-dynamo"
+    ).is_file()
+    assert log.is_file()
+
+
 def test_the_packages_are_installed_and_every_xrd_established(crossplane: Crossplane) -> None:
     client = crossplane.cp.client
     configuration = client.get("/apis/pkg.crossplane.io/v1/configurations/function-dynamo-configuration")

@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import subprocess
 import tarfile
 from pathlib import Path
 
 import yaml
+from packages import built_packages
 
+from functions.validation import load_crds, validate_object
 from server import REPO
-from tooling import require_crank
+from tooling import require_tools_file
 
 
 def test_packages_build_with_crank(tmp_path: Path) -> None:
-    crank = require_crank()
-    proc = subprocess.run(
-        ["bash", str(REPO / "scripts" / "build-packages.sh"), str(crank), str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    config = tmp_path / "function-dynamo-configuration.xpkg"
+    built = built_packages()  # scripts/build-packages.sh, with crank's xpkg lint
+    config = built / "function-dynamo-configuration.xpkg"
     assert config.stat().st_size > 0
-    assert (tmp_path / "function-dynamo.xpkg").stat().st_size > 0
+    assert (built / "function-dynamo.xpkg").stat().st_size > 0
     # An xpkg is an OCI image tarball; its package layer holds package.yaml with every object.
     kinds = _package_kinds(config, tmp_path / "unpacked")
     assert kinds.count("Configuration") == 1
@@ -56,3 +50,14 @@ def test_composition_references_the_function_by_its_package_name() -> None:
     for path in (REPO / "compositions").glob("*.yaml"):
         comp = yaml.safe_load(path.read_text())
         assert {s["functionRef"]["name"] for s in comp["spec"]["pipeline"]} == {expected}
+
+
+def test_the_deployment_runtime_config_example_is_valid_and_fits_the_image() -> None:
+    (drc,) = yaml.safe_load_all((REPO / "package" / "runtime" / "deploymentruntimeconfig.yaml").read_text())
+    crds = load_crds([require_tools_file("CROSSPLANE_CRDS") / "pkg.crossplane.io_deploymentruntimeconfigs.yaml"])
+    assert validate_object(drc, crds[("pkg.crossplane.io", "DeploymentRuntimeConfig")]) == []
+    pod = drc["spec"]["deploymentTemplate"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["name"] == "package-runtime"  # the container Crossplane runs the package image in
+    assert pod["securityContext"]["runAsUser"] == 65532  # the image's user (scripts/image/rootfs.py)
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True

@@ -129,6 +129,14 @@ def require_crds(name: str) -> Path:
     return path
 
 
+def require_tools_file(key: str) -> Path:
+    """A path tools.env names (e.g. CROSSPLANE_CRDS), or skip/fail naming how to install it."""
+    value = _tools_env().get(key)
+    if not value or not Path(value).exists():
+        _missing(f"{key} not installed (see {cache_dir() / 'tools.env'}): run {INSTALL_TOOLS}")
+    return Path(value)
+
+
 def require_shared(*parts: str) -> Path:
     """<repo>/../shared (or a path inside it, e.g. require_shared("corpus")), or skip/fail."""
     path = shared_dir().joinpath(*parts)

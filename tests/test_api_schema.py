@@ -213,3 +213,39 @@ def test_component_deployment_xrd_names_and_versions() -> None:
     assert (versions["v1beta1"]["referenceable"], versions["v1alpha1"]["referenceable"]) == (True, False)
     assert versions["v1alpha1"]["deprecated"] is True
     assert versions["v1alpha1"]["schema"] == versions["v1beta1"]["schema"]
+
+
+# --- DynamoCheckpoint ----------------------------------------------------------------------------------------
+
+DCKPT_CRD_FILE = "nvidia.com_dynamocheckpoints.yaml"
+
+
+@pytest.mark.parametrize("part", ["spec", "status"])
+def test_checkpoint_model_schema_equals_upstream_crd(part: str) -> None:
+    from functions.api.checkpoint import DynamoCheckpointSpec, DynamoCheckpointStatus
+    from functions.api.kube_catalog import checkpoint_kube_catalog
+
+    upstream = strip_descriptions(version_schemas(load_upstream_crd(upstream_dir(), DCKPT_CRD_FILE))["v1alpha1"])
+    theirs = upstream["properties"][part]
+    if part == "status":
+        theirs["properties"].pop("conditions")  # Crossplane owns status.conditions of every XR
+    model = DynamoCheckpointSpec if part == "spec" else DynamoCheckpointStatus
+    ours = openapi_for_model(model, checkpoint_kube_catalog(upstream_dir()))
+    assert _sorted_required(ours) == _sorted_required(theirs)
+
+
+def test_checkpoint_xrd_names_version_columns_and_the_identity_rule() -> None:
+    from functions.xrd.checkpoint import DCKPT_COLUMNS, IDENTITY_IMMUTABLE
+
+    spec = all_xrds(upstream_dir())["dynamocheckpoints.yaml"]["spec"]
+    assert (spec["names"]["kind"], spec["claimNames"]["kind"]) == ("XDynamoCheckpoint", "DynamoCheckpoint")
+    assert spec["claimNames"]["shortNames"] == ["dckpt"]
+    (version,) = spec["versions"]
+    assert (version["name"], version["referenceable"], version["served"]) == ("v1alpha1", True, True)
+    (upstream,) = load_upstream_crd(upstream_dir(), DCKPT_CRD_FILE)["spec"]["versions"]
+    theirs = [c for c in upstream["additionalPrinterColumns"] if c["name"] != "Age"]
+    assert [dict(sorted(c.items())) for c in DCKPT_COLUMNS] == [dict(sorted(c.items())) for c in theirs]
+    rules = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"]
+    assert IDENTITY_IMMUTABLE in rules
+    root = [v["x-kubernetes-validations"] for v in [upstream["schema"]["openAPIV3Schema"]]]
+    assert root[0][0]["message"] == IDENTITY_IMMUTABLE["message"]  # upstream's root rule, moved onto spec

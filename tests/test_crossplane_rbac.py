@@ -20,12 +20,13 @@ from typing import Any
 import pytest
 import yaml
 
-from apiserver import ensure_namespace, plural, resource_path
+from apiserver import ensure_namespace, install_crd, plural, resource_path
 from controlplane import APIError, ControlPlane
 from crossplane_core import Crossplane, apply
 from crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, audit_events, service_account_user
 from test_crossplane_e2e import CLAIMS, REPO, api_plurals, preview, wait_synced
 from test_rbac import MESH_PLATFORM, discovery_role, role_grants
+from tooling import require_shared
 
 ENVIRONMENT_CONFIGS = "/apis/apiextensions.crossplane.io/v1beta1/environmentconfigs"
 MESH_EXAMPLES = ("vllm-agg.yaml", "vllm-gaie.yaml")  # a frontend VirtualService; the EPP's DestinationRule
@@ -88,7 +89,69 @@ def reconciled(crossplane: Crossplane) -> list[dict[str, Any]]:
         time.sleep(2)  # the Istio objects' own applies, and a reconcile after them
     finally:
         cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{MESH_PLATFORM['metadata']['name']}")
+    _reconcile_checkpoint(cp)
     return list(audit_events(cp, service_account_user(CROSSPLANE_SA)))
+
+
+CHECKPOINT_EXAMPLE = REPO / "examples" / "checkpoint" / "vllm-checkpoint.yaml"
+CHECKPOINT_PLATFORM = {
+    "apiVersion": "apiextensions.crossplane.io/v1beta1",
+    "kind": "EnvironmentConfig",
+    "metadata": {"name": "dynamo-platform"},
+    "data": {"checkpoint": {"enabled": True}},
+}
+
+
+def _composed(cp: ControlPlane, claim: dict[str, Any]) -> set[str]:
+    meta = claim["metadata"]
+    got = cp.client.get(resource_path("nvidia.com", "v1alpha1", plural(claim["kind"]), meta["namespace"], meta["name"]))
+    ref = (got.get("spec") or {}).get("resourceRef")
+    if not ref:
+        return set()
+    try:
+        xr = cp.client.get(resource_path("nvidia.com", "v1alpha1", plural(ref["kind"]), None, ref["name"]))
+    except APIError as err:
+        if err.code == 404:
+            return set()
+        raise
+    return {r["kind"] for r in xr["spec"].get("resourceRefs") or []}
+
+
+def _until(what: str, check: Any) -> Any:
+    deadline = time.monotonic() + SECONDS
+    while not (got := check()):
+        assert time.monotonic() < deadline, what
+        time.sleep(0.5)
+    return got
+
+
+def _reconcile_checkpoint(cp: ControlPlane) -> None:
+    """A DynamoCheckpoint through its Job and PodSnapshot; the test plays the Job controller (the Job's pod)."""
+    crd = yaml.safe_load(require_shared("upstream", "crds", "nvidia.com_podsnapshots.yaml").read_text())
+    assert install_crd(cp.client, crd).accepted, "the PodSnapshot CRD was refused"
+    apply(cp, CHECKPOINT_PLATFORM, ENVIRONMENT_CONFIGS)
+    try:
+        namespace = _namespace(CHECKPOINT_EXAMPLE, "rbac-")
+        claim = _create(cp, CHECKPOINT_EXAMPLE, namespace)
+        _until("the checkpoint Job was never composed", lambda: "Job" in _composed(cp, claim))
+        (job,) = cp.client.get(f"/apis/batch/v1/namespaces/{namespace}/jobs")["items"]
+        name = job["metadata"]["name"]
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-pod",
+                "labels": {"batch.kubernetes.io/job-name": name},
+                "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": name,
+                                     "uid": job["metadata"]["uid"], "controller": True}],
+            },
+            "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+        }  # fmt: skip
+        cp.client.create(f"/api/v1/namespaces/{namespace}/pods", pod)
+        _until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
+        time.sleep(2)  # the PodSnapshot's own apply, and a reconcile after it
+    finally:
+        cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{CHECKPOINT_PLATFORM['metadata']['name']}")
 
 
 def test_crossplane_runs_as_its_service_account_under_the_aggregated_role(crossplane: Crossplane) -> None:

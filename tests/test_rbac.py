@@ -12,8 +12,10 @@ from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
 from functions.api.graph import Graph
 from functions.cli.manifests import claim_to_xr, find_composition, load_documents
 from functions.cli.pipeline import RenderError, render
+from functions.contract import StepRequest
 from functions.render.rbac import render_discovery_rbac
 from functions.status import grove_requirements
+from functions.steps.checkpoint.step import POD_REQUIREMENT, dynamo_checkpoint
 from server import REPO
 
 COMPOSE = {"get", "list", "watch", "create", "update", "patch", "delete"}
@@ -36,6 +38,9 @@ PLURALS = {
     "InferencePool": "inferencepools",
     "Deployment": "deployments",
     "LeaderWorkerSet": "leaderworkersets",
+    "Job": "jobs",
+    "PodSnapshot": "podsnapshots",
+    "Pod": "pods",
     "PodGroup": "podgroups",
 }
 MESH_PLATFORM = {
@@ -99,13 +104,31 @@ def composed_kinds() -> set[tuple[str, str]]:
                 kinds |= _rendered_kinds(claim_to_xr(variant), existing + platform)
     for path in sorted((REPO / "examples" / "dcd").glob("*.yaml")):
         kinds |= _rendered_kinds(claim_to_xr(load_claim(path)), [])
-    return kinds
+    return kinds | checkpoint_kinds()
+
+
+def checkpoint_kinds() -> set[tuple[str, str]]:
+    """A DynamoCheckpoint composes its Job, then (its pod observed) the PodSnapshot: both states rendered."""
+    (claim,) = load_documents(REPO / "examples" / "checkpoint" / "vllm-checkpoint.yaml")
+    xr = claim_to_xr(claim)
+    required = {"platform": load_documents(REPO / "examples" / "platform" / "dynamo-platform.yaml")}
+    first = dynamo_checkpoint(StepRequest(input={}, observed_composite=xr, required=required))
+    job = first.desired_resources["checkpoint-job"].resource
+    job = {**job, "metadata": {**job["metadata"], "uid": "job-uid"}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "pod-uid", "ownerReferences": [
+        {"kind": "Job", "name": job["metadata"]["name"], "uid": "job-uid", "controller": True}]}}  # fmt: skip
+    second = dynamo_checkpoint(
+        StepRequest(input={}, observed_composite={**xr, "status": first.composite_status},
+                    observed_resources={"checkpoint-job": job}, required={**required, POD_REQUIREMENT: [pod]})
+    )  # fmt: skip
+    objects = [r.resource for r in (*first.desired_resources.values(), *second.desired_resources.values())]
+    return {(group_of(o["apiVersion"]), o["kind"]) for o in objects}
 
 
 def read_kinds() -> set[tuple[str, str]]:
     """What steps ask for as required resources (the status step's Grove objects, create: false PVCs)."""
     kinds = {(group_of(s.api_version), s.kind) for s in grove_requirements("pcs", "ns").values()}
-    return kinds | {("", "PersistentVolumeClaim")}
+    return kinds | {("", "PersistentVolumeClaim"), ("", "Pod")}  # Pod: a checkpoint Job's, found by label
 
 
 @pytest.fixture(scope="module")

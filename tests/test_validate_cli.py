@@ -56,7 +56,10 @@ def test_examples_are_valid() -> None:
         if d["kind"] == "XDynamoComponentDeployment"
     ]
     assert len(nested) == 8
-    valid = len(EXAMPLE_CLAIMS) + len(adapters) + len(dcds) + len(nested)
+    # The DynamoCheckpoint claim in examples/checkpoint.
+    checkpoints = load_documents(REPO / "examples" / "checkpoint")
+    assert {d["kind"] for d in checkpoints} == {"DynamoCheckpoint"}
+    valid = len(EXAMPLE_CLAIMS) + len(adapters) + len(dcds) + len(nested) + len(checkpoints)
     assert f"{valid} valid (0 not renderable yet), 0 invalid" in proc.stdout
 
 

@@ -90,3 +90,15 @@ def kube_catalog(upstream_dir: Path | None = None) -> dict[str, dict[str, dict[s
         version: {name: strip_descriptions(node_at(schemas[version], path)) for name, path in paths.items()}
         for version, paths in KUBE_TYPE_PATHS.items()
     }
+
+
+CHECKPOINT_CRD_FILE = "nvidia.com_dynamocheckpoints.yaml"
+
+
+@cache
+def checkpoint_kube_catalog(upstream_dir: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The Kubernetes types the DynamoCheckpoint embeds, from its own CRD: its pod template is the plain
+    PodTemplateSpec, without the DGD's rules on containers and annotations."""
+    crd = load_upstream_crd(upstream_dir or default_upstream_dir(), CHECKPOINT_CRD_FILE)
+    schema = version_schemas(crd)["v1alpha1"]
+    return {"PodTemplateSpec": strip_descriptions(node_at(schema, ("spec", "job", "podTemplateSpec")))}

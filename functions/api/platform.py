@@ -69,8 +69,58 @@ class ServiceMesh(_Config):
     istio: IstioMesh = Field(default_factory=IstioMesh)
 
 
+class CheckpointSeccomp(_Config):
+    disabled: bool = False
+    profile: str = ""  # empty: profiles/block-iouring.json
+
+
+class CheckpointPVC(_Config):
+    pvcName: str | None = None
+    basePath: str | None = None
+    create: bool = False
+    size: str | None = None
+    storageClassName: str | None = None
+    accessMode: Literal["ReadWriteMany", "ReadWriteOnce"] = "ReadWriteMany"
+
+
+class CheckpointStorage(_Config):
+    type: Literal["", "pvc", "s3", "oci"] = ""
+    pvc: CheckpointPVC = Field(default_factory=CheckpointPVC)
+
+
 class Checkpoint(_Config):
+    """Upstream's ``checkpoint`` section (reference checkpoint-gms-dgdr-model.md §6.1). ``enabled`` is the gate;
+    upstream also requires the PodSnapshot API, which a function cannot discover: enabling it here says the
+    snapshot chart is installed."""
+
     enabled: bool = False
+    seccomp: CheckpointSeccomp = Field(default_factory=CheckpointSeccomp)
+    storage: CheckpointStorage = Field(default_factory=CheckpointStorage)
+    cleanupImage: str = "busybox:1.36"
+
+    @property
+    def seccomp_profile(self) -> str | None:
+        """The Localhost seccomp profile of checkpoint and restore pods; None when disabled."""
+        if self.seccomp.disabled:
+            return None
+        return self.seccomp.profile or "profiles/block-iouring.json"
+
+    def pvc_storage(self) -> tuple[str, str] | None:
+        """(PVC name, base path) of the configured storage, or None; raises ``ValueError`` naming the field."""
+        pvc, kind = self.storage.pvc, self.storage.type
+        has_pvc_fields = any(v is not None for v in (pvc.pvcName, pvc.basePath, pvc.size, pvc.storageClassName))
+        if kind in ("s3", "oci") and not has_pvc_fields:
+            return None  # deprecated kinds, accepted and ignored
+        if kind not in ("", "pvc"):
+            raise ValueError(f"checkpoint.storage.type {kind!r} is not supported; only pvc is implemented today")
+        if kind == "" and not has_pvc_fields:
+            return None
+        if not pvc.pvcName or not pvc.basePath:
+            raise ValueError("checkpoint.storage.pvc.pvcName and .basePath are required for PVC storage")
+        if not pvc.basePath.startswith("/"):
+            raise ValueError(f"checkpoint.storage.pvc.basePath {pvc.basePath!r} must be an absolute path")
+        base = "/" + "/".join(part for part in pvc.basePath.split("/") if part and part != ".")
+        return pvc.pvcName, base
 
 
 class MPI(_Config):

@@ -12,6 +12,7 @@ from functions.xrd import GROUP
 
 # claim kind -> (XR kind, referenceable XR apiVersion)
 CLAIM_KINDS = {
+    "DynamoCheckpoint": ("XDynamoCheckpoint", f"{GROUP}/v1alpha1"),
     "DynamoComponentDeployment": ("XDynamoComponentDeployment", f"{GROUP}/v1beta1"),
     "DynamoGraphDeployment": ("XDynamoGraphDeployment", f"{GROUP}/v1beta1"),
     "DynamoGraphDeploymentScalingAdapter": ("XDynamoGraphDeploymentScalingAdapter", f"{GROUP}/v1beta1"),

@@ -15,13 +15,20 @@ from functions.api.platform import PLATFORM_REQUIREMENT
 from functions.cli.admission import admit_manifest, served
 from functions.cli.manifests import as_xr, load_documents
 from functions.contract import StepRequest
+from functions.steps import Step
+from functions.steps.checkpoint.step import dynamo_checkpoint
 from functions.steps.component.step import component_deployment
 from functions.steps.graph.render import render_graph_deployment
 from functions.steps.scaling.step import scaling_adapter
 from functions.validation import FieldValidation
 
-SCALING_ADAPTER_KINDS = {"DynamoGraphDeploymentScalingAdapter", "XDynamoGraphDeploymentScalingAdapter"}
-COMPONENT_DEPLOYMENT_KINDS = {"DynamoComponentDeployment", "XDynamoComponentDeployment"}
+# The step that renders each claim kind (and its XR kind, "X" + claim kind).
+CLAIM_STEPS: dict[str, Step] = {
+    "DynamoGraphDeployment": render_graph_deployment,
+    "DynamoComponentDeployment": component_deployment,
+    "DynamoGraphDeploymentScalingAdapter": scaling_adapter,
+    "DynamoCheckpoint": dynamo_checkpoint,
+}
 UNSUPPORTED = "not supported yet"
 
 
@@ -57,12 +64,8 @@ def validate_document(
     request = StepRequest(
         input={}, observed_composite=as_xr(admission.object), required={PLATFORM_REQUIREMENT: platform or []}
     )
-    if doc["kind"] in SCALING_ADAPTER_KINDS:
-        step = scaling_adapter
-    elif doc["kind"] in COMPONENT_DEPLOYMENT_KINDS:
-        step = component_deployment
-    else:
-        step = render_graph_deployment
+    kind = str(doc["kind"])
+    step = CLAIM_STEPS.get(kind) or CLAIM_STEPS.get(kind.removeprefix("X"), render_graph_deployment)
     response = step(request)
     for result in (r for r in response.results if r.severity == "fatal"):
         if UNSUPPORTED in result.message:

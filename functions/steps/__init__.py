@@ -1,7 +1,7 @@
 """The step registry: the ``kind`` of a pipeline step's Input selects the step.
 
 One subpackage per composite kind holds its steps (``graph``: ``GraphDeployment`` and
-``GraphStatus``; ``component``; ``scaling``). A new kind adds its subpackage and one line here.
+``GraphStatus``; ``component``; ``scaling``; ``checkpoint``). A new kind adds its subpackage and one line here.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from functions.contract import StepRequest, StepResponse
+from functions.steps.checkpoint.step import dynamo_checkpoint
 from functions.steps.component.step import component_deployment
 from functions.steps.graph.render import render_graph_deployment
 from functions.steps.graph.status import graph_status
@@ -25,6 +26,7 @@ def passthrough(request: StepRequest) -> StepResponse:
 
 
 STEPS: dict[str, Step] = {
+    "Checkpoint": dynamo_checkpoint,
     "ComponentDeployment": component_deployment,
     "GraphDeployment": render_graph_deployment,
     "GraphStatus": graph_status,

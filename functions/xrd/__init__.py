@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from functions.xrd.builder import GROUP
+from functions.xrd.checkpoint import dckpt_xrd
 from functions.xrd.component import dcd_xrd
 from functions.xrd.graph import dgd_xrd
 from functions.xrd.scaling import dgdsa_xrd
@@ -23,6 +24,7 @@ __all__ = ["GROUP", "all_xrds", "dump_yaml", "write_xrds"]
 def all_xrds(upstream_dir: Path | None = None) -> dict[str, dict[str, Any]]:
     """File name -> XRD, for everything ``xrds/`` holds."""
     return {
+        "dynamocheckpoints.yaml": dckpt_xrd(upstream_dir),
         "dynamocomponentdeployments.yaml": dcd_xrd(upstream_dir),
         "dynamographdeployments.yaml": dgd_xrd(upstream_dir),
         "dynamographdeploymentscalingadapters.yaml": dgdsa_xrd(),

@@ -15,6 +15,17 @@ def _names(kind: str) -> dict[str, str]:
     return {"kind": kind, "plural": f"{kind.lower()}s", "singular": kind.lower(), "listKind": f"{kind}List"}
 
 
+def single_version_xrd(
+    claim_kind: str, short_name: str, version: str, schema: dict[str, Any], columns: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A LegacyCluster XRD serving one version (the kinds upstream serves in one version only)."""
+    xrd = legacy_xrd(claim_kind, short_name, schema, {"v1beta1": columns, "v1alpha1": columns}, "")
+    xrd["spec"]["versions"] = [
+        {"name": version, "served": True, "referenceable": True, "schema": schema, "additionalPrinterColumns": columns}
+    ]
+    return xrd
+
+
 def legacy_xrd(
     claim_kind: str,
     short_name: str,

@@ -1,0 +1,131 @@
+"""Pipeline step ``Checkpoint``: a DynamoCheckpoint XR becomes its checkpoint Job, then the PodSnapshot of the
+Job's pod, and reports the phase (reference checkpoint-gms-dgdr-model.md §1.9, §2).
+
+- The checkpoint ID is upstream's CheckpointID(CR): ``status.checkpointID`` once written, else the legacy
+  16-hex hash of ``spec.identity``; the Job is ``checkpoint-job-<id>-<artifact version>``.
+- The Job's pod is read as a required resource (label ``batch.kubernetes.io/job-name``, controlled by the
+  observed Job); the PodSnapshot names it. The snapshot project's operator binds a PodSnapshotContent
+  and its node agent captures; this step only reads their result on the PodSnapshot.
+- Ready when the PodSnapshot is bound and Ready and the Job Complete; then the Job is no longer composed.
+- Nothing is composed while ``checkpoint.enabled`` is off in the platform config (phase ``Pending``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from functions.api.checkpoint import DynamoCheckpointSpec
+from functions.api.graph import SpecError
+from functions.api.normalise import CROSSPLANE_SPEC_KEYS, _validation_error, claimed_object
+from functions.api.platform import PLATFORM_REQUIREMENT, PlatformConfigError, platform_config
+from functions.contract import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal
+from functions.render.checkpoint_ids import artifact_version, checkpoint_id
+from functions.render.checkpoint_job import (
+    JOB_NAME_LABEL,
+    JOB_RESOURCE,
+    PODSNAPSHOT_RESOURCE,
+    JobSettings,
+    job_name,
+    render_checkpoint_job,
+    render_podsnapshot,
+)
+from functions.status.checkpoint import decide
+
+POD_REQUIREMENT = "checkpoint-job-pod"
+
+
+def checkpoint_spec(xr: dict[str, Any]) -> dict[str, Any]:
+    """The XR's spec as upstream's DynamoCheckpoint, defaults applied; raises ``SpecError`` naming the field."""
+    raw = {k: v for k, v in (xr.get("spec") or {}).items() if k not in CROSSPLANE_SPEC_KEYS}
+    try:
+        parsed = DynamoCheckpointSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise _validation_error(exc, "spec") from None
+    if parsed.gpuMemoryService and parsed.gpuMemoryService.enabled:
+        raise SpecError("spec.gpuMemoryService: not supported yet by function-dynamo")
+    return parsed.model_dump(mode="json", exclude_none=True)
+
+
+def _job_pod(pods: list[dict[str, Any]], job: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The pod the observed Job controls (upstream: labelled with the Job's name and controlled by it)."""
+    if job is None:
+        return None
+    uid = (job.get("metadata") or {}).get("uid")
+    for pod in pods:
+        for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
+            if ref.get("kind") == "Job" and ref.get("controller") and (uid is None or ref.get("uid") == uid):
+                return pod
+    return None
+
+
+def dynamo_checkpoint(request: StepRequest) -> StepResponse:
+    xr = request.observed_composite
+    try:
+        platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
+        claim = claimed_object(xr, "DynamoCheckpoint")
+        spec = checkpoint_spec(xr)
+        storage = platform.checkpoint.pvc_storage()
+    except (SpecError, PlatformConfigError) as err:
+        return fatal(str(err), reason="InvalidSpec")
+    except ValueError as err:
+        return fatal(f"EnvironmentConfig/dynamo-platform data.{err}", reason="InvalidSpec")
+    ckpt_id = checkpoint_id(xr)
+    settings = JobSettings(
+        name=claim.name,
+        namespace=claim.namespace,
+        checkpoint_id=ckpt_id,
+        artifact_version=artifact_version(xr),
+        spec=spec,
+        seccomp_profile=platform.checkpoint.seccomp_profile,
+        storage=storage,
+    )
+    name = job_name(ckpt_id, settings.artifact_version)
+    observed = request.observed_resources
+    job, snapshot = observed.get(JOB_RESOURCE), observed.get(PODSNAPSHOT_RESOURCE)
+    pod = _job_pod(request.required.get(POD_REQUIREMENT, []), job)
+    decision = decide(
+        previous=xr.get("status") or {},
+        job_name=name,
+        enabled=platform.checkpoint.enabled,
+        job=job,
+        snapshot=snapshot,
+        pod_observed=pod is not None,
+    )
+    desired: dict[str, dict[str, Any]] = {}
+    try:
+        if decision.compose_job:
+            desired[JOB_RESOURCE] = render_checkpoint_job(settings)
+    except SpecError as err:
+        return fatal(str(err), reason="InvalidSpec")
+    if decision.compose_snapshot and (snapshot is not None or pod is not None):
+        podsnapshot = render_podsnapshot(settings, pod or {})
+        if snapshot is not None:
+            # Its spec is immutable, and the Job's pod may be gone: the observed spec is repeated as it is.
+            podsnapshot["spec"] = snapshot.get("spec") or {}
+        desired[PODSNAPSHOT_RESOURCE] = podsnapshot
+    status: dict[str, Any] = {
+        "phase": decision.phase,
+        "checkpointID": ckpt_id,
+        "identityHash": ckpt_id,  # deprecated upstream, mirrors checkpointID
+        "jobName": name,
+    }
+    if decision.message:
+        status["message"] = decision.message
+    if PODSNAPSHOT_RESOURCE in desired:
+        status["podSnapshotName"] = desired[PODSNAPSHOT_RESOURCE]["metadata"]["name"]
+    if decision.created_at:
+        status["createdAt"] = decision.created_at
+    requirements = {}
+    if job is not None:
+        requirements[POD_REQUIREMENT] = ResourceSelector(
+            "v1", "Pod", match_labels={JOB_NAME_LABEL: name}, namespace=claim.namespace
+        )
+    return StepResponse(
+        desired_resources={key: DesiredResource(obj, ready=True) for key, obj in sorted(desired.items())},
+        composite_status=status,
+        composite_ready=decision.phase == "Ready",
+        conditions=decision.conditions,
+        requirements=requirements,
+    )

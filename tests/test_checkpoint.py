@@ -4,6 +4,7 @@ observed state (reference checkpoint-gms-dgdr-model.md §1.3, §1.9, §2; dynamo
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -423,3 +424,81 @@ def test_crank_renders_the_example_as_in_process(functions_file: Path, tmp_path:
     )
     out = render(xr, composition, required=load_documents(PLATFORM_FILE), converge=False)
     assert dump_documents([out.composite, *out.composed]) == theirs
+
+
+# --- the lifecycle states of examples/checkpoint-lifecycle --------------------------------------------------------
+
+LIFECYCLE = REPO / "examples" / "checkpoint-lifecycle"
+STATES = {
+    # state: (phase, composed kinds, XR ready)
+    "pending": ("Pending", ["Job"], False),
+    "creating": ("Creating", ["Job", "PodSnapshot"], False),
+    "ready": ("Ready", ["Job", "PodSnapshot"], True),
+    "failed": ("Failed", ["Job"], False),
+}
+
+
+def lifecycle_xr(state: str) -> dict[str, Any]:
+    xr = claim_to_xr(CLAIM)
+    status = json.loads((LIFECYCLE / state / "xr-status.json").read_text())
+    if status:
+        xr["status"] = status
+    return xr
+
+
+def lifecycle_files(state: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    folder = LIFECYCLE / state
+    return load_documents(folder / "observed.yaml"), load_documents(folder / "required.yaml")
+
+
+@pytest.mark.parametrize("state", sorted(STATES))
+def test_each_lifecycle_state_renders_its_phase(state: str) -> None:
+    phase, kinds, ready = STATES[state]
+    observed, required = lifecycle_files(state)
+    xr = lifecycle_xr(state)
+    out = render(xr, find_composition(xr, load_documents(REPO / "compositions")), observed, required, converge=False)
+    assert out.composite["status"]["phase"] == phase
+    assert sorted(o["kind"] for o in out.composed) == kinds
+    conditions = {c["type"]: c for c in out.composite["status"]["conditions"]}
+    assert (conditions["Ready"]["status"] == "True") is ready
+    if state == "ready":
+        assert out.composite["status"]["createdAt"] == "2026-01-15T10:04:10Z"
+        assert conditions["JobCompleted"]["reason"] == "PodSnapshotAndJobReady"
+        assert conditions["JobCompleted"]["message"] == "Checkpoint captured and verified"
+    if state == "failed":
+        assert conditions["JobCompleted"]["reason"] == "JobFailed"
+        assert "deadline" in out.composite["status"]["message"]
+    for obj in out.composed:
+        if obj["kind"] == "PodSnapshot":
+            pod = next(r for r in required if r["kind"] == "Pod")
+            assert obj["spec"]["source"]["podRef"] == {"name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"],
+                                                       "containers": ["main"]}  # fmt: skip
+
+
+@pytest.mark.parametrize("state", sorted(STATES))
+def test_crank_renders_each_lifecycle_state_as_in_process(state: str, functions_file: Path, tmp_path: Path) -> None:
+    xr = lifecycle_xr(state)
+    composition = find_composition(xr, load_documents(REPO / "compositions"))
+    (tmp_path / "xr.yaml").write_text(yaml.safe_dump(xr))
+    (tmp_path / "composition.yaml").write_text(yaml.safe_dump(composition))
+    args = ["-e", str(LIFECYCLE / state / "required.yaml")]
+    observed, required = lifecycle_files(state)
+    if observed:
+        args += ["-o", str(LIFECYCLE / state / "observed.yaml")]
+    theirs = crank_render(str(tmp_path / "xr.yaml"), str(tmp_path / "composition.yaml"), str(functions_file), *args)
+    out = render(xr, composition, observed, required, converge=False)
+    assert dump_documents([out.composite, *out.composed]) == theirs
+
+
+def test_the_lifecycle_files_are_what_the_step_renders_today(tmp_path: Path) -> None:
+    """regenerate.py's output is committed: a step change that alters it must be reviewed and regenerated."""
+    import subprocess
+    import sys
+
+    files = ("*.yaml", "*.json")
+    before = {p: p.read_text() for pattern in files for p in sorted(LIFECYCLE.rglob(pattern))}
+    done = subprocess.run([sys.executable, str(LIFECYCLE / "regenerate.py")], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    after = {p: p.read_text() for pattern in files for p in sorted(LIFECYCLE.rglob(pattern))}
+    stale = [str(p.relative_to(REPO)) for p in before if before[p] != after.get(p)]
+    assert not stale, f"stale: {stale} (run examples/checkpoint-lifecycle/regenerate.py and review the diff)"

@@ -99,7 +99,8 @@ def dynamo_checkpoint(request: StepRequest) -> StepResponse:
             desired[JOB_RESOURCE] = render_checkpoint_job(settings)
     except SpecError as err:
         return fatal(str(err), reason="InvalidSpec")
-    if decision.compose_snapshot and (snapshot is not None or pod is not None):
+    # A PodSnapshot is created only while the Job runs (Creating); one that exists is kept whatever the phase.
+    if decision.compose_snapshot and (snapshot is not None or (pod is not None and decision.phase == "Creating")):
         podsnapshot = render_podsnapshot(settings, pod or {})
         if snapshot is not None:
             # Its spec is immutable, and the Job's pod may be gone: the observed spec is repeated as it is.

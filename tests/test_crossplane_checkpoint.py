@@ -1,0 +1,108 @@
+"""A DynamoCheckpoint's lifecycle on a real Crossplane: the claim's checkpoint Job, the PodSnapshot of its pod, and
+the phase reaching Ready. The test plays the controllers this package does not ship: the Job controller (the Job's
+pod, then the Job's status) and the snapshot project's operator and node agent (the PodSnapshot's status)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from test_crossplane_rbac import (
+    CHECKPOINT_EXAMPLE,
+    CHECKPOINT_PLATFORM,
+    ENVIRONMENT_CONFIGS,
+    _composed,
+    _create,
+    _namespace,
+    _until,
+)
+
+from apiserver import install_crd, plural, resource_path
+from crossplane_core import Crossplane, apply
+from tooling import require_shared
+
+DONE = "2026-12-01T10:04:10Z"
+
+
+def _claim_status(crossplane: Crossplane, claim: dict[str, Any]) -> dict[str, Any]:
+    meta = claim["metadata"]
+    path = resource_path("nvidia.com", "v1alpha1", plural(claim["kind"]), meta["namespace"], meta["name"])
+    return crossplane.cp.client.get(path).get("status") or {}
+
+
+def _ready(status: dict[str, Any]) -> bool:
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or [])
+
+
+def test_a_checkpoint_goes_from_its_job_to_ready(crossplane: Crossplane) -> None:
+    cp = crossplane.cp
+    crd = yaml.safe_load(require_shared("upstream", "crds", "nvidia.com_podsnapshots.yaml").read_text())
+    assert install_crd(cp.client, crd).accepted
+    apply(cp, CHECKPOINT_PLATFORM, ENVIRONMENT_CONFIGS)
+    try:
+        namespace = _namespace(CHECKPOINT_EXAMPLE, "lifecycle-")
+        claim = _create(cp, CHECKPOINT_EXAMPLE, namespace)
+        _until("no checkpoint Job composed", lambda: "Job" in _composed(cp, claim))
+        jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
+        (job,) = cp.client.get(jobs)["items"]
+        name = job["metadata"]["name"]
+        assert job["spec"]["template"]["metadata"]["labels"]["nvidia.com/snapshot-is-checkpoint-source"] == "true"
+        # The Job controller's part: the Job's pod.
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-x7k2p",
+                "labels": {"batch.kubernetes.io/job-name": name},
+                "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": name,
+                                     "uid": job["metadata"]["uid"], "controller": True}],
+            },
+            "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+        }  # fmt: skip
+        created = cp.client.create(f"/api/v1/namespaces/{namespace}/pods", pod)
+        _until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
+        snapshots = f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots"
+        (snapshot,) = cp.client.get(snapshots)["items"]
+        assert snapshot["spec"]["source"]["podRef"] == {
+            "name": created["metadata"]["name"],
+            "uid": created["metadata"]["uid"],
+            "containers": ["main"],
+        }
+        _until("the claim never reported Creating", lambda: _claim_status(crossplane, claim).get("phase") == "Creating")
+        # The snapshot operator and node agent's part: bound and captured.
+        snapshot["status"] = {
+            "boundSnapshotContentName": "podsnapshotcontent-1",
+            "conditions": [
+                {"type": "Ready", "status": "True", "reason": "Captured",
+                 "message": "Checkpoint captured and verified", "lastTransitionTime": DONE},
+                {"type": "Failed", "status": "False", "reason": "Captured",
+                 "message": "Checkpoint captured and verified", "lastTransitionTime": DONE},
+            ],
+        }  # fmt: skip
+        cp.client.replace(f"{snapshots}/{snapshot['metadata']['name']}/status", snapshot)
+        # The Job controller's part again: the pod finished.
+        job = cp.client.get(f"{jobs}/{name}")
+        job["status"] = {
+            "startTime": "2026-12-01T10:00:00Z",
+            "completionTime": DONE,
+            "succeeded": 1,
+            "conditions": [
+                {"type": "SuccessCriteriaMet", "status": "True", "reason": "CompletionsReached",
+                 "message": "Reached expected number of succeeded pods", "lastTransitionTime": DONE},
+                {"type": "Complete", "status": "True", "reason": "CompletionsReached",
+                 "message": "Reached expected number of succeeded pods", "lastTransitionTime": DONE},
+            ],
+        }  # fmt: skip
+        cp.client.replace(f"{jobs}/{name}/status", job)
+        status = _until("the claim never reported Ready", lambda: (s := _claim_status(crossplane, claim)).get(
+            "phase") == "Ready" and s)  # fmt: skip
+        assert status["createdAt"] == DONE
+        assert status["podSnapshotName"] == snapshot["metadata"]["name"]
+        conditions = {c["type"]: c for c in status.get("conditions") or []}
+        assert conditions["JobCompleted"]["reason"] == "PodSnapshotAndJobReady"
+        _until("the claim never became Ready", lambda: _ready(_claim_status(crossplane, claim)))
+        # Upstream deletes the Job once Ready; the PodSnapshot (and so the capture) stays.
+        _until("the Job was not removed after Ready", lambda: "Job" not in _composed(cp, claim))
+        assert _composed(cp, claim) == {"PodSnapshot"}
+    finally:
+        cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{CHECKPOINT_PLATFORM['metadata']['name']}")

@@ -15,6 +15,7 @@ from test_crossplane_rbac import (
     _create,
     _namespace,
     _until,
+    play_job_pod,
 )
 
 from apiserver import install_crd, plural, resource_path
@@ -47,19 +48,7 @@ def test_a_checkpoint_goes_from_its_job_to_ready(crossplane: Crossplane) -> None
         (job,) = cp.client.get(jobs)["items"]
         name = job["metadata"]["name"]
         assert job["spec"]["template"]["metadata"]["labels"]["nvidia.com/snapshot-is-checkpoint-source"] == "true"
-        # The Job controller's part: the Job's pod.
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": f"{name}-x7k2p",
-                "labels": {"batch.kubernetes.io/job-name": name},
-                "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": name,
-                                     "uid": job["metadata"]["uid"], "controller": True}],
-            },
-            "spec": {"containers": [{"name": "main", "image": "busybox"}]},
-        }  # fmt: skip
-        created = cp.client.create(f"/api/v1/namespaces/{namespace}/pods", pod)
+        created = play_job_pod(cp, namespace, job)  # the Job controller's part
         _until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
         snapshots = f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots"
         (snapshot,) = cp.client.get(snapshots)["items"]

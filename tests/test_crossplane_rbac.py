@@ -125,6 +125,30 @@ def _until(what: str, check: Any) -> Any:
     return got
 
 
+def play_job_pod(cp: ControlPlane, namespace: str, job: dict[str, Any]) -> dict[str, Any]:
+    """The Job controller's part (not running on the test control plane): the Job's pod, controlled by it."""
+    name = job["metadata"]["name"]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{name}-x7k2p",
+            "labels": {"batch.kubernetes.io/job-name": name},
+            "ownerReferences": [
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "name": name,
+                    "uid": job["metadata"]["uid"],
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+    }
+    return cp.client.create(f"/api/v1/namespaces/{namespace}/pods", pod)
+
+
 def _reconcile_checkpoint(cp: ControlPlane) -> None:
     """A DynamoCheckpoint through its Job and PodSnapshot; the test plays the Job controller (the Job's pod)."""
     crd = yaml.safe_load(require_shared("upstream", "crds", "nvidia.com_podsnapshots.yaml").read_text())
@@ -135,19 +159,7 @@ def _reconcile_checkpoint(cp: ControlPlane) -> None:
         claim = _create(cp, CHECKPOINT_EXAMPLE, namespace)
         _until("the checkpoint Job was never composed", lambda: "Job" in _composed(cp, claim))
         (job,) = cp.client.get(f"/apis/batch/v1/namespaces/{namespace}/jobs")["items"]
-        name = job["metadata"]["name"]
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": f"{name}-pod",
-                "labels": {"batch.kubernetes.io/job-name": name},
-                "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": name,
-                                     "uid": job["metadata"]["uid"], "controller": True}],
-            },
-            "spec": {"containers": [{"name": "main", "image": "busybox"}]},
-        }  # fmt: skip
-        cp.client.create(f"/api/v1/namespaces/{namespace}/pods", pod)
+        play_job_pod(cp, namespace, job)
         _until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
         time.sleep(2)  # the PodSnapshot's own apply, and a reconcile after it
     finally:

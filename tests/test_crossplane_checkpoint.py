@@ -15,6 +15,7 @@ from test_crossplane_rbac import (
     _create,
     _namespace,
     _until,
+    nudge,
     play_job_pod,
 )
 
@@ -49,6 +50,7 @@ def test_a_checkpoint_goes_from_its_job_to_ready(crossplane: Crossplane) -> None
         name = job["metadata"]["name"]
         assert job["spec"]["template"]["metadata"]["labels"]["nvidia.com/snapshot-is-checkpoint-source"] == "true"
         created = play_job_pod(cp, namespace, job)  # the Job controller's part
+        nudge(cp, claim)
         _until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
         snapshots = f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots"
         (snapshot,) = cp.client.get(snapshots)["items"]

@@ -8,8 +8,9 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from functions.api.graph import SpecError
+from functions.api.graph import DEFAULT_SHARED_MEMORY, SpecError
 from functions.render.checkpoint_ids import ARTIFACT_VERSION_ANNOTATION, CHECKPOINT_ID_LABEL
+from functions.render.podspec import SHARED_MEMORY_PATH, SHARED_MEMORY_VOLUME
 
 JOB_RESOURCE = "checkpoint-job"
 PODSNAPSHOT_RESOURCE = "podsnapshot"
@@ -24,8 +25,6 @@ CONTROL_VOLUME = "snapshot-control"
 CONTROL_DIR = "/snapshot-control"
 CONTROL_ENV = "DYN_SNAPSHOT_CONTROL_DIR"
 STORAGE_VOLUME = "checkpoint-storage"
-SHARED_MEMORY_VOLUME = "shared-memory"
-DEFAULT_SHARED_MEMORY = "8Gi"
 CUDA_JOB_FILE = f"{CONTROL_DIR}/cuda-checkpoint-job"
 # Run by ``cuda-checkpoint --launch-job``: it needs the job file the driver (>= 610) names, and hands the
 # workload a stable copy of it in the control directory. $0 is a name, $1 the stable path, then the command.
@@ -99,7 +98,9 @@ def _shape_target(container: dict[str, Any], settings: JobSettings, pod: dict[st
         volumes = _replace(
             volumes, {"name": SHARED_MEMORY_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": str(size)}}
         )
-        mounts = _replace(mounts, {"name": SHARED_MEMORY_VOLUME, "mountPath": "/dev/shm"}, also_path="/dev/shm")
+        mounts = _replace(
+            mounts, {"name": SHARED_MEMORY_VOLUME, "mountPath": SHARED_MEMORY_PATH}, also_path=SHARED_MEMORY_PATH
+        )
     if settings.storage:
         pvc, base = settings.storage
         volumes = _replace(volumes, {"name": STORAGE_VOLUME, "persistentVolumeClaim": {"claimName": pvc}})

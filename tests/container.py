@@ -113,17 +113,31 @@ def _runtime(state: Path, *args: str, check: bool = True) -> subprocess.Complete
     return subprocess.run([RUNTIME, f"--root={state}", *args], capture_output=True, text=True, check=check)
 
 
+def readable_by_image(certs: Path) -> None:
+    """The certificate directory and files owned by the image's user, who reads them through the bind mount."""
+    for path in (certs, *certs.iterdir()):
+        os.chown(path, IMAGE_USER, IMAGE_USER)
+
+
+def prepare(bundle: Path, spec: dict[str, Any], name: str) -> list[str]:
+    """Write the bundle's config.json; returns the command that runs the container ``name`` in the foreground."""
+    (bundle / "config.json").write_text(json.dumps(spec, indent=2))
+    (bundle / "state").mkdir(exist_ok=True)
+    return [RUNTIME, f"--root={bundle / 'state'}", "run", f"--bundle={bundle}", name]
+
+
+def delete(bundle: Path, name: str) -> None:
+    """Remove the container ``name`` of the bundle, running or not."""
+    _runtime(bundle / "state", "delete", "--force", name, check=False)
+
+
 @contextlib.contextmanager
 def running(bundle: Path, spec: dict[str, Any], name: str) -> Iterator[Running]:
     """``runc run`` the bundle until the block ends; then the server is stopped and the container deleted."""
-    (bundle / "config.json").write_text(json.dumps(spec, indent=2))
+    argv = prepare(bundle, spec, name)
     state, log = bundle / "state", bundle / "container.log"
-    state.mkdir(exist_ok=True)
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [RUNTIME, f"--root={state}", "run", f"--bundle={bundle}", name],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
     pid = 0
     try:
         deadline = time.monotonic() + 20
@@ -146,5 +160,5 @@ def running(bundle: Path, spec: dict[str, Any], name: str) -> Iterator[Running]:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)  # the server, by its PID
             proc.wait(timeout=10)
-        _runtime(state, "delete", "--force", name, check=False)
+        delete(bundle, name)
         shutil.rmtree(state, ignore_errors=True)

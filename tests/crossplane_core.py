@@ -26,7 +26,6 @@ Every process is recorded by PID in the ``ControlPlane`` and stopped with it; ea
 from __future__ import annotations
 
 import base64
-import json
 import os
 import shutil
 import socket
@@ -39,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from container import IMAGE_USER, RUNTIME, runtime_spec, unpack_xpkg
+from container import RUNTIME, delete, prepare, readable_by_image, runtime_spec, unpack_xpkg
 from packages import built_packages
 
 from apiserver import ensure_namespace, install_crd
@@ -154,13 +153,10 @@ def _start_function(cp: ControlPlane, packages: Path, certs: Path, address: str)
         return "process"
     bundle = cp.run_dir / "function-bundle"
     image = unpack_xpkg(packages / "function-dynamo.xpkg", bundle / "rootfs")
-    for path in (certs, *certs.iterdir()):
-        os.chown(path, IMAGE_USER, IMAGE_USER)
-    (bundle / "config.json").write_text(json.dumps(runtime_spec(image, ["--address", address], certs)))
-    state, name = bundle / "state", f"function-dynamo-{os.getpid()}"
-    start_process(cp, "function-dynamo", [RUNTIME, f"--root={state}", "run", f"--bundle={bundle}", name])
-    cp.cleanups.append(lambda: subprocess.run([RUNTIME, f"--root={state}", "delete", "--force", name],
-                                              capture_output=True, check=False))  # fmt: skip
+    readable_by_image(certs)
+    name = f"function-dynamo-{os.getpid()}"
+    start_process(cp, "function-dynamo", prepare(bundle, runtime_spec(image, ["--address", address], certs), name))
+    cp.cleanups.append(lambda: delete(bundle, name))
     return "container"
 
 

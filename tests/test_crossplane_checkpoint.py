@@ -15,21 +15,26 @@ from test_crossplane_rbac import (
     _create,
     _namespace,
     _until,
+    claim_path,
     nudge,
     play_job_pod,
 )
 
-from apiserver import install_crd, plural, resource_path
+from apiserver import install_crd
 from crossplane_core import Crossplane, apply
 from tooling import require_shared
 
 DONE = "2026-12-01T10:04:10Z"
+CAPTURED = "Checkpoint captured and verified"
+COMPLETIONS = "Reached expected number of succeeded pods"
+
+
+def _condition(kind: str, status: str, reason: str, message: str) -> dict[str, str]:
+    return {"type": kind, "status": status, "reason": reason, "message": message, "lastTransitionTime": DONE}
 
 
 def _claim_status(crossplane: Crossplane, claim: dict[str, Any]) -> dict[str, Any]:
-    meta = claim["metadata"]
-    path = resource_path("nvidia.com", "v1alpha1", plural(claim["kind"]), meta["namespace"], meta["name"])
-    return crossplane.cp.client.get(path).get("status") or {}
+    return crossplane.cp.client.get(claim_path(claim)).get("status") or {}
 
 
 def _ready(status: dict[str, Any]) -> bool:
@@ -64,12 +69,10 @@ def test_a_checkpoint_goes_from_its_job_to_ready(crossplane: Crossplane) -> None
         snapshot["status"] = {
             "boundSnapshotContentName": "podsnapshotcontent-1",
             "conditions": [
-                {"type": "Ready", "status": "True", "reason": "Captured",
-                 "message": "Checkpoint captured and verified", "lastTransitionTime": DONE},
-                {"type": "Failed", "status": "False", "reason": "Captured",
-                 "message": "Checkpoint captured and verified", "lastTransitionTime": DONE},
+                _condition("Ready", "True", "Captured", CAPTURED),
+                _condition("Failed", "False", "Captured", CAPTURED),
             ],
-        }  # fmt: skip
+        }
         cp.client.replace(f"{snapshots}/{snapshot['metadata']['name']}/status", snapshot)
         # The Job controller's part again: the pod finished.
         job = cp.client.get(f"{jobs}/{name}")
@@ -78,12 +81,10 @@ def test_a_checkpoint_goes_from_its_job_to_ready(crossplane: Crossplane) -> None
             "completionTime": DONE,
             "succeeded": 1,
             "conditions": [
-                {"type": "SuccessCriteriaMet", "status": "True", "reason": "CompletionsReached",
-                 "message": "Reached expected number of succeeded pods", "lastTransitionTime": DONE},
-                {"type": "Complete", "status": "True", "reason": "CompletionsReached",
-                 "message": "Reached expected number of succeeded pods", "lastTransitionTime": DONE},
+                _condition("SuccessCriteriaMet", "True", "CompletionsReached", COMPLETIONS),
+                _condition("Complete", "True", "CompletionsReached", COMPLETIONS),
             ],
-        }  # fmt: skip
+        }
         cp.client.replace(f"{jobs}/{name}/status", job)
         status = _until("the claim never reported Ready", lambda: (s := _claim_status(crossplane, claim)).get(
             "phase") == "Ready" and s)  # fmt: skip

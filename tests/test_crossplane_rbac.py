@@ -51,21 +51,38 @@ def _create(cp: ControlPlane, path: Path, namespace: str) -> dict[str, Any]:
     return claim
 
 
-def _xr_with_mesh(cp: ControlPlane, claim: dict[str, Any]) -> list[str]:
-    """The Istio kinds composed for the claim once they exist, or [] while they do not yet."""
+def claim_path(claim: dict[str, Any]) -> str:
     meta = claim["metadata"]
-    path = resource_path("nvidia.com", "v1beta1", plural(claim["kind"]), meta["namespace"], meta["name"])
-    got = cp.client.get(path)
-    ref = (got.get("spec") or {}).get("resourceRef")
+    version = claim["apiVersion"].split("/")[1]
+    return resource_path("nvidia.com", version, plural(claim["kind"]), meta["namespace"], meta["name"])
+
+
+def _xr_path(ref: dict[str, Any]) -> str:
+    return resource_path("nvidia.com", ref["apiVersion"].split("/")[1], plural(ref["kind"]), None, ref["name"])
+
+
+def _xr(cp: ControlPlane, claim: dict[str, Any]) -> dict[str, Any] | None:
+    """The claim's XR, or None while the claim names none yet or the XR it names does not exist yet."""
+    ref = (cp.client.get(claim_path(claim)).get("spec") or {}).get("resourceRef")
     if not ref:
-        return []
+        return None
     try:
-        xr = cp.client.get(resource_path("nvidia.com", "v1beta1", plural(ref["kind"]), None, ref["name"]))
+        return cp.client.get(_xr_path(ref))
     except APIError as err:
         if err.code == 404:  # the claim syncer names the XR in the claim before it creates it
-            return []
+            return None
         raise
-    return sorted({r["kind"] for r in xr["spec"].get("resourceRefs") or []} & MESH_KINDS)
+
+
+def _composed(cp: ControlPlane, claim: dict[str, Any]) -> set[str]:
+    """The kinds the claim's XR composes so far."""
+    xr = _xr(cp, claim) or {}
+    return {r["kind"] for r in (xr.get("spec") or {}).get("resourceRefs") or []}
+
+
+def _xr_with_mesh(cp: ControlPlane, claim: dict[str, Any]) -> list[str]:
+    """The Istio kinds composed for the claim once they exist, or [] while they do not yet."""
+    return sorted(_composed(cp, claim) & MESH_KINDS)
 
 
 @pytest.fixture(scope="module")
@@ -102,21 +119,6 @@ CHECKPOINT_PLATFORM = {
 }
 
 
-def _composed(cp: ControlPlane, claim: dict[str, Any]) -> set[str]:
-    meta = claim["metadata"]
-    got = cp.client.get(resource_path("nvidia.com", "v1alpha1", plural(claim["kind"]), meta["namespace"], meta["name"]))
-    ref = (got.get("spec") or {}).get("resourceRef")
-    if not ref:
-        return set()
-    try:
-        xr = cp.client.get(resource_path("nvidia.com", "v1alpha1", plural(ref["kind"]), None, ref["name"]))
-    except APIError as err:
-        if err.code == 404:
-            return set()
-        raise
-    return {r["kind"] for r in xr["spec"].get("resourceRefs") or []}
-
-
 def _until(what: str, check: Any) -> Any:
     deadline = time.monotonic() + SECONDS
     while not (got := check()):
@@ -128,11 +130,10 @@ def _until(what: str, check: Any) -> Any:
 def nudge(cp: ControlPlane, claim: dict[str, Any]) -> None:
     """Reconcile the claim's XR now: Crossplane watches what it composes, not the pods a step reads, so a new
     Job pod would otherwise wait for the next poll (up to a minute)."""
-    meta = claim["metadata"]
-    got = cp.client.get(resource_path("nvidia.com", "v1alpha1", plural(claim["kind"]), meta["namespace"], meta["name"]))
-    ref = got["spec"]["resourceRef"]
-    path = resource_path("nvidia.com", "v1alpha1", plural(ref["kind"]), None, ref["name"])
-    cp.client.merge_patch(path, {"metadata": {"annotations": {"function-dynamo.test/nudge": str(time.monotonic_ns())}}})
+    ref = cp.client.get(claim_path(claim))["spec"]["resourceRef"]
+    cp.client.merge_patch(
+        _xr_path(ref), {"metadata": {"annotations": {"function-dynamo.test/nudge": str(time.monotonic_ns())}}}
+    )
 
 
 def play_job_pod(cp: ControlPlane, namespace: str, job: dict[str, Any]) -> dict[str, Any]:

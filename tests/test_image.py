@@ -17,7 +17,7 @@ from typing import Any
 import grpc
 import pytest
 import yaml
-from container import IMAGE_USER, RUNTIME, running, runtime_spec, unpack_xpkg
+from container import IMAGE_USER, RUNTIME, readable_by_image, running, runtime_spec, unpack_xpkg
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
@@ -123,8 +123,7 @@ def _certs(directory: Path) -> Path:
     make_ca(directory, "test-ca")
     issue(directory, "tls", "/CN=function-dynamo", "subjectAltName=IP:127.0.0.1")
     issue(directory, "client", "/CN=crossplane", "extendedKeyUsage=clientAuth")
-    for path in (directory, *directory.iterdir()):
-        os.chown(path, IMAGE_USER, IMAGE_USER)  # the server reads them as the image's user
+    readable_by_image(directory)  # the server reads them as the image's user
     return directory
 
 

@@ -16,6 +16,7 @@ from test_crossplane_rbac import (
     _namespace,
     _until,
     claim_path,
+    listed,
     nudge,
     play_job_pod,
 )
@@ -51,14 +52,14 @@ def test_a_checkpoint_goes_from_its_job_to_ready(crossplane: Crossplane) -> None
         claim = _create(cp, CHECKPOINT_EXAMPLE, namespace)
         _until("no checkpoint Job composed", lambda: "Job" in _composed(cp, claim))
         jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
-        (job,) = cp.client.get(jobs)["items"]
+        (job,) = listed(cp, jobs, "the checkpoint Job was never created")
         name = job["metadata"]["name"]
         assert job["spec"]["template"]["metadata"]["labels"]["nvidia.com/snapshot-is-checkpoint-source"] == "true"
         created = play_job_pod(cp, namespace, job)  # the Job controller's part
         nudge(cp, claim)
         _until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
         snapshots = f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots"
-        (snapshot,) = cp.client.get(snapshots)["items"]
+        (snapshot,) = listed(cp, snapshots, "no PodSnapshot created for the Job's pod")
         assert snapshot["spec"]["source"]["podRef"] == {
             "name": created["metadata"]["name"],
             "uid": created["metadata"]["uid"],

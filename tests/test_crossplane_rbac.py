@@ -127,6 +127,12 @@ def _until(what: str, check: Any) -> Any:
     return got
 
 
+def listed(cp: ControlPlane, collection: str, what: str) -> list[dict[str, Any]]:
+    """The objects of ``collection`` once there are any. An XR's resourceRefs name a composed object before
+    Crossplane has applied it, so a kind in them does not mean the object exists yet."""
+    return _until(what, lambda: cp.client.get(collection)["items"])
+
+
 def nudge(cp: ControlPlane, claim: dict[str, Any]) -> None:
     """Reconcile the claim's XR now: Crossplane watches what it composes, not the pods a step reads, so a new
     Job pod would otherwise wait for the next poll (up to a minute)."""
@@ -169,10 +175,11 @@ def _reconcile_checkpoint(cp: ControlPlane) -> None:
         namespace = _namespace(CHECKPOINT_EXAMPLE, "rbac-")
         claim = _create(cp, CHECKPOINT_EXAMPLE, namespace)
         _until("the checkpoint Job was never composed", lambda: "Job" in _composed(cp, claim))
-        (job,) = cp.client.get(f"/apis/batch/v1/namespaces/{namespace}/jobs")["items"]
+        (job,) = listed(cp, f"/apis/batch/v1/namespaces/{namespace}/jobs", "the checkpoint Job was never created")
         play_job_pod(cp, namespace, job)
         nudge(cp, claim)
         _until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
+        listed(cp, f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots", "no PodSnapshot created")
         time.sleep(2)  # the PodSnapshot's own apply, and a reconcile after it
     finally:
         cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{CHECKPOINT_PLATFORM['metadata']['name']}")

@@ -38,6 +38,12 @@ def _claim_status(crossplane: Crossplane, claim: dict[str, Any]) -> dict[str, An
     return crossplane.cp.client.get(claim_path(claim)).get("status") or {}
 
 
+def _ready_status(crossplane: Crossplane, claim: dict[str, Any]) -> dict[str, Any] | None:
+    status = _claim_status(crossplane, claim)
+    kinds = {c["type"] for c in status.get("conditions") or []}
+    return status if status.get("phase") == "Ready" and "JobCompleted" in kinds else None
+
+
 def _ready(status: dict[str, Any]) -> bool:
     return any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or [])
 
@@ -87,8 +93,8 @@ def test_a_checkpoint_goes_from_its_job_to_ready(crossplane: Crossplane) -> None
             ],
         }
         cp.client.replace(f"{jobs}/{name}/status", job)
-        status = _until("the claim never reported Ready", lambda: (s := _claim_status(crossplane, claim)).get(
-            "phase") == "Ready" and s)  # fmt: skip
+        # The claim gets the XR's status fields and its conditions in separate updates: wait for both.
+        status = _until("the claim never reported Ready with JobCompleted", lambda: _ready_status(crossplane, claim))
         assert status["createdAt"] == DONE
         assert status["podSnapshotName"] == snapshot["metadata"]["name"]
         conditions = {c["type"]: c for c in status.get("conditions") or []}

@@ -45,6 +45,18 @@ def existing_pvcs(claim: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+# A platform config with the checkpoint gate on, for manifests that start from a checkpoint (the gate is off
+# by default, as upstream's).
+CHECKPOINT_PLATFORM = {
+    "apiVersion": "apiextensions.crossplane.io/v1beta1",
+    "kind": "EnvironmentConfig",
+    "metadata": {"name": "dynamo-platform"},
+    "data": {
+        "checkpoint": {"enabled": True, "storage": {"pvc": {"pvcName": "snapshot-pvc", "basePath": "/checkpoints"}}}
+    },
+}
+
+
 def render_xr(xr: dict[str, Any], **kwargs: Any) -> list[dict[str, Any]]:
     """The composed resources of an XR, through its Composition's pipeline, in-process."""
     return render(xr, find_composition(xr, list(compositions())), **kwargs).composed

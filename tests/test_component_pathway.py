@@ -31,6 +31,7 @@ PLATFORM = {
     "data": {
         "ingress": {"controllerClassName": "nginx", "virtualServiceGateway": "istio-system/gw", "hostSuffix": "x.io"},
         "serviceMesh": {"provider": "istio"},
+        "checkpoint": {"enabled": True, "storage": {"pvc": {"pvcName": "snapshot-pvc", "basePath": "/checkpoints"}}},
     },
 }
 # What a DGD may legitimately end in on this pathway: features not built yet, the Grove-only fields

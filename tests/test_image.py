@@ -97,13 +97,14 @@ from functions.cli.manifests import CLAIM_KINDS, claim_to_xr, find_composition, 
 from functions.cli.pipeline import render
 repo = Path(sys.argv[1])
 compositions = load_documents(repo / "compositions")
+platform = load_documents(repo / "examples" / "checkpoint-graph" / "ref-ready" / "required.yaml")  # and a checkpoint
 for path in sorted((repo / "examples").rglob("*.yaml")):
     for doc in load_documents(path):
         if doc.get("kind") in CLAIM_KINDS:
-            out = render(claim_to_xr(doc), find_composition(claim_to_xr(doc), compositions))
+            out = render(claim_to_xr(doc), find_composition(claim_to_xr(doc), compositions), required=platform)
             for nested in out.composed:
                 if nested["kind"].startswith("X"):
-                    render(nested, find_composition(nested, compositions))
+                    render(nested, find_composition(nested, compositions), required=platform)
 assert "cel_expr_python" not in sys.modules, "serve reached the CEL engine"
 print("ok")
 """

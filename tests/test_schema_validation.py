@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from rendering import check_resource, package_crds, rendered
+from rendering import CHECKPOINT_PLATFORM, check_resource, existing_pvcs, package_crds, render_xr, rendered
 
 from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
 from functions.cli.manifests import claim_to_xr, load_documents
@@ -124,7 +124,7 @@ def test_corpus_dgds_render_to_valid_resources(doc_id: str, doc: dict[str, Any],
             rendered(doc)
         return
     try:
-        objects = rendered(doc)
+        objects = render_xr(claim_to_xr(doc), required=[*existing_pvcs(doc), CHECKPOINT_PLATFORM])
     except RenderError as err:
         assert NOT_SUPPORTED_YET.search(str(err)), str(err)
         return

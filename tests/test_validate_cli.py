@@ -39,7 +39,7 @@ def dgd(spec: dict, **meta: object) -> dict:
 
 
 def test_examples_are_valid() -> None:
-    proc = validate("examples")
+    proc = validate("examples", "--platform", "examples/platform/dynamo-platform.yaml")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().endswith("other documents skipped")
     # The DGD claims, and the scaling adapters in examples/scaling (claims, and XRs as observed).
@@ -56,17 +56,32 @@ def test_examples_are_valid() -> None:
         if d["kind"] == "XDynamoComponentDeployment"
     ]
     assert len(nested) == 8
-    # The DynamoCheckpoint claim in examples/checkpoint.
+    # The DynamoCheckpoint claim and the DGDs that start from a checkpoint, in examples/checkpoint.
     checkpoints = load_documents(REPO / "examples" / "checkpoint")
-    assert {d["kind"] for d in checkpoints} == {"DynamoCheckpoint"}
-    valid = len(EXAMPLE_CLAIMS) + len(adapters) + len(dcds) + len(nested) + len(checkpoints)
+    assert {d["kind"] for d in checkpoints} == {"DynamoCheckpoint", "DynamoGraphDeployment"}
+    # The DynamoCheckpoints the DGDs of the checkpoint-graph states compose or name (as observed).
+    observed_checkpoints = [
+        d
+        for path in sorted((REPO / "examples" / "checkpoint-graph").glob("*/*.yaml"))
+        for d in load_documents(path)
+        if d["kind"] == "DynamoCheckpoint"
+    ]
+    assert len(observed_checkpoints) == 5
+    valid = len(EXAMPLE_CLAIMS) + len(adapters) + len(dcds) + len(nested) + len(checkpoints) + len(observed_checkpoints)
     assert f"{valid} valid (0 not renderable yet), 0 invalid" in proc.stdout
+
+
+def test_examples_that_start_from_a_checkpoint_need_the_gate() -> None:
+    proc = validate("examples/checkpoint")
+    assert proc.returncode == 1
+    assert proc.stdout.count("checkpoint functionality is disabled in the operator configuration") == 2
 
 
 def test_corpus_is_valid_apart_from_the_empty_sample(tmp_path: Path) -> None:
     require_shared("corpus")
     docs = [doc for _, doc in corpus_dgds() if doc.get("spec")]  # matcher directives already dropped
-    proc = validate(str(write(tmp_path / "corpus.yaml", *docs)))
+    platform = str(REPO / "examples" / "platform" / "dynamo-platform.yaml")  # the checkpoint gate on
+    proc = validate(str(write(tmp_path / "corpus.yaml", *docs)), "--platform", platform)
     assert proc.returncode == 0, proc.stdout
     assert f"{len(docs)} valid" in proc.stdout
     empty = [doc for _, doc in corpus_dgds() if not doc.get("spec")]

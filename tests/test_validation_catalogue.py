@@ -1,4 +1,5 @@
-"""Every upstream validation rule for the DGD, fed its bad example where the catalogue says it is enforced."""
+"""Every upstream validation rule for the DGD and DynamoCheckpoint, fed its bad example where the catalogue says
+it is enforced."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
+from functions.api.platform import PLATFORM_REQUIREMENT
 from functions.cli.manifests import claim_to_xr, load_documents
 from functions.contract import StepRequest
+from functions.steps.checkpoint.step import dynamo_checkpoint
 from functions.steps.graph.render import render_graph_deployment
 from functions.validation import derive_crds, validate_object
 from functions.xrd.rules import RULES
@@ -19,22 +22,46 @@ CATALOGUE = yaml.safe_load((Path(__file__).parent / "validation_catalogue.yaml")
 ENFORCED_BY = {"xrd-schema", "xrd-cel", "function", "not-enforced"}
 
 
+# The kinds a row can be about (``resource``, default DynamoGraphDeployment): XRD file and pipeline step.
+KINDS = {
+    "DynamoGraphDeployment": ("dynamographdeployments.yaml", render_graph_deployment),
+    "DynamoCheckpoint": ("dynamocheckpoints.yaml", dynamo_checkpoint),
+}
+
+
 def claim(row: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": "bad", "namespace": "ns"}
     if row.get("annotations"):
         metadata["annotations"] = row["annotations"]
     return {
         "apiVersion": f"nvidia.com/{row.get('api', 'v1alpha1')}",
-        "kind": "DynamoGraphDeployment",
+        "kind": row.get("resource", "DynamoGraphDeployment"),
         "metadata": metadata,
         "spec": spec,
     }
 
 
+def platform_of(row: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The platform config a function row is checked under (``platform``: its data; none: upstream defaults)."""
+    if row.get("platform") is None:
+        return {}
+    config = {"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
+              "metadata": {"name": "dynamo-platform"}, "data": row["platform"]}  # fmt: skip
+    return {PLATFORM_REQUIREMENT: [config]}
+
+
 @pytest.fixture(scope="module")
-def claim_crd() -> dict[str, Any]:
-    (xrd,) = load_documents(REPO / "xrds" / "dynamographdeployments.yaml")
-    return next(c for c in derive_crds(xrd) if c["spec"]["names"]["kind"] == "DynamoGraphDeployment")
+def claim_crds() -> dict[str, dict[str, Any]]:
+    crds = {}
+    for kind, (xrd_file, _) in KINDS.items():
+        (xrd,) = load_documents(REPO / "xrds" / xrd_file)
+        crds[kind] = next(c for c in derive_crds(xrd) if c["spec"]["names"]["kind"] == kind)
+    return crds
+
+
+@pytest.fixture(scope="module")
+def claim_crd(claim_crds: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return claim_crds["DynamoGraphDeployment"]
 
 
 def test_catalogue_rows_are_well_formed() -> None:
@@ -43,6 +70,7 @@ def test_catalogue_rows_are_well_formed() -> None:
     for row in CATALOGUE:
         assert row["enforced_by"] in ENFORCED_BY, row["id"]
         assert row["rule"] and row["source"], row["id"]
+        assert row.get("resource", "DynamoGraphDeployment") in KINDS, row["id"]
         if row["enforced_by"] == "not-enforced":
             assert row["why"], row["id"]
         else:
@@ -58,9 +86,10 @@ ROWS = [row for row in CATALOGUE if row["enforced_by"] in ("xrd-schema", "xrd-ce
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r["id"] for r in ROWS])
-def test_the_api_server_rejects_the_bad_example(row: dict[str, Any], claim_crd: dict[str, Any]) -> None:
+def test_the_api_server_rejects_the_bad_example(row: dict[str, Any], claim_crds: dict[str, dict[str, Any]]) -> None:
     old = claim(row, row["old"]) if row.get("old") is not None else None
-    violations = validate_object(claim(row, row["example"]), claim_crd, old=old)
+    crd = claim_crds[row.get("resource", "DynamoGraphDeployment")]
+    violations = validate_object(claim(row, row["example"]), crd, old=old)
     expected = row["expect"]
     matching = [v for v in violations if v.path == expected["path"] and expected["message"] in v.message]
     assert matching, f"expected {expected} in {[str(v) for v in violations]}"
@@ -73,8 +102,9 @@ FUNCTION_ROWS = [row for row in CATALOGUE if row["enforced_by"] == "function"]
 
 @pytest.mark.parametrize("row", FUNCTION_ROWS, ids=[r["id"] for r in FUNCTION_ROWS])
 def test_the_function_rejects_the_bad_example(row: dict[str, Any]) -> None:
-    response = render_graph_deployment(
-        StepRequest(input={}, observed_composite=claim_to_xr(claim(row, row["example"])))
+    step = KINDS[row.get("resource", "DynamoGraphDeployment")][1]
+    response = step(
+        StepRequest(input={}, observed_composite=claim_to_xr(claim(row, row["example"])), required=platform_of(row))
     )
     expected = row["expect"]
     if row.get("kind") == "condition":

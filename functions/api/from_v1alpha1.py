@@ -16,6 +16,7 @@ from functions.api.graph import (
     GPU_RESOURCE,
     MAIN_CONTAINER,
     WORKER_SUB_TYPES,
+    CheckpointConfig,
     Component,
     ConfigMapKey,
     IngressSpec,
@@ -96,9 +97,26 @@ def _unsupported(key: str, service: v1alpha1.Service) -> tuple[str, ...]:
         found.append(f"{prefix}.gpuMemoryService")
     if service.failover and service.failover.enabled:
         found.append(f"{prefix}.failover")
-    if service.checkpoint and service.checkpoint.enabled:
-        found.append(f"{prefix}.checkpoint")
     return tuple(found)
+
+
+def checkpoint_config(
+    checkpoint: v1alpha1.Checkpoint | v1beta1.Checkpoint | None, path: str
+) -> CheckpointConfig | None:
+    """The enabled checkpoint block of either API shape (``enabled: false`` counts as absent, as upstream)."""
+    if checkpoint is None or not checkpoint.enabled:
+        return None
+    job = checkpoint.job
+    return CheckpointConfig(
+        path=path,
+        checkpoint_ref=checkpoint.checkpointRef or None,
+        startup_policy=checkpoint.startupPolicy,
+        deletion_policy=checkpoint.deletionPolicy,
+        target_container=checkpoint.targetContainerName,
+        job_pod_template=json_copy(job.podTemplate) if job and job.podTemplate else None,
+        gms_client_containers=tuple(job.gmsClientContainers or ()) if job else (),
+        identity=checkpoint.identity.model_dump(mode="json", exclude_none=True) if checkpoint.identity else None,
+    )
 
 
 def ingress_spec(ingress: v1alpha1.Ingress | None) -> IngressSpec | None:
@@ -169,4 +187,11 @@ def component_from_service(key: str, service: v1alpha1.Service) -> Component:
         epp_config_ref=epp_config_ref,
         scaling_adapter=bool(service.scalingAdapter and service.scalingAdapter.enabled),
         unsupported=_unsupported(key, service),
+        checkpoint=checkpoint_config(service.checkpoint, f"spec.services.{key}.checkpoint"),
+        gms_mode=(
+            service.gpuMemoryService.mode[0].upper() + service.gpuMemoryService.mode[1:]
+            if service.gpuMemoryService and service.gpuMemoryService.enabled
+            else None
+        ),
+        failover=bool(service.failover and service.failover.enabled),
     )

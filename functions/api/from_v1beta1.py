@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functions.api import v1beta1
-from functions.api.from_v1alpha1 import epp_settings
+from functions.api.from_v1alpha1 import checkpoint_config, epp_settings
 from functions.api.graph import (
     DEFAULT_SHARED_MEMORY,
     MAIN_CONTAINER,
@@ -40,8 +40,6 @@ def _unsupported(component: v1beta1.Component, index: int) -> tuple[str, ...]:
         found.append(f"{prefix}.gpuMemoryService")
     if experimental.failover is not None:
         found.append(f"{prefix}.failover")
-    if experimental.checkpoint is not None and experimental.checkpoint.enabled:
-        found.append(f"{prefix}.checkpoint")
     return tuple(found)
 
 
@@ -56,6 +54,7 @@ def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Comp
     labels = dict(meta.get("labels") or {})
     component_type, sub_type = _types(component)
     cache = component.compilationCache
+    experimental = component.experimental
     epp_config, epp_config_ref = epp_settings(component.eppConfig)
     return Component(
         name=component.name,
@@ -75,4 +74,9 @@ def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Comp
         epp_config_ref=epp_config_ref,
         scaling_adapter=component.scalingAdapter is not None,
         unsupported=_unsupported(component, index),
+        checkpoint=checkpoint_config(
+            experimental.checkpoint if experimental else None, f"spec.components[{index}].experimental.checkpoint"
+        ),
+        gms_mode=experimental.gpuMemoryService.mode if experimental and experimental.gpuMemoryService else None,
+        failover=bool(experimental and experimental.failover),
     )

@@ -86,6 +86,60 @@ class ConfigMapKey:
 
 
 @dataclass(frozen=True)
+class CheckpointConfig:
+    """A component's enabled checkpoint block (reference checkpoint-gms-dgdr-model.md §1.1), defaults applied.
+
+    ``mode`` and ``identity`` are deprecated upstream and ignored by the DGD's auto flow; the presence of
+    ``checkpoint_ref`` picks the flow."""
+
+    path: str  # the block's field path, e.g. spec.components[1].experimental.checkpoint
+    checkpoint_ref: str | None = None
+    startup_policy: str = "Immediate"  # Immediate | WaitForCheckpoint
+    deletion_policy: str = "Delete"  # Delete | Retain
+    target_container: str = "main"
+    job_pod_template: dict[str, Any] | None = None
+    gms_client_containers: tuple[str, ...] = ()
+    identity: dict[str, Any] | None = None  # legacy: only a standalone DCD looks a checkpoint up by it
+
+    @property
+    def waits(self) -> bool:
+        return self.startup_policy == "WaitForCheckpoint"
+
+
+@dataclass(frozen=True)
+class ResolvedCheckpoint:
+    """A component's checkpoint as the DGD resolved it: the DynamoCheckpoint it restores from."""
+
+    component: str
+    name: str  # the DynamoCheckpoint's name
+    checkpoint_id: str
+    startup_policy: str  # Immediate | WaitForCheckpoint
+    exists: bool  # the DynamoCheckpoint was observed
+    ready: bool  # its phase is Ready
+    artifact_version: str = "1"
+    targets: tuple[str, ...] = ("main",)
+
+    @property
+    def waiting(self) -> bool:
+        """Worker replicas stay at 0 (``WaitForCheckpoint`` and not Ready yet)."""
+        return self.startup_policy == "WaitForCheckpoint" and not self.ready
+
+    @property
+    def restores(self) -> bool:
+        """The pods are restore-shaped (the checkpoint is Ready, whichever the policy)."""
+        return self.exists and self.ready
+
+    def as_status(self) -> dict[str, Any]:
+        """``status.checkpoints.<component>`` (``identityHash`` is deprecated upstream and mirrors the ID)."""
+        return {
+            "checkpointName": self.name,
+            "checkpointID": self.checkpoint_id,
+            "identityHash": self.checkpoint_id,
+            "ready": self.ready,
+        }
+
+
+@dataclass(frozen=True)
 class Component:
     """One component (v1alpha1 service) with its pod template in v1beta1 form."""
 
@@ -108,6 +162,9 @@ class Component:
     epp_config: dict[str, Any] | None = None  # eppConfig.config (an EndpointPickerConfig), JSON
     epp_config_ref: ConfigMapKey | None = None  # eppConfig.configMapRef
     scaling_adapter: bool = False  # a DynamoGraphDeploymentScalingAdapter owns the replicas (see render.scaling)
+    checkpoint: CheckpointConfig | None = None  # None: no block, or ``enabled: false``
+    gms_mode: str | None = None  # IntraPod | InterPod when a GPU memory service is enabled
+    failover: bool = False  # active/passive failover is enabled
     # Field paths of features this package does not render yet (the step returns a Fatal naming them).
     unsupported: tuple[str, ...] = ()
 
@@ -141,6 +198,11 @@ class Graph:
     worker_hash: str | None = None
     # A DynamoComponentDeployment applied on its own: no DGD, so its pods carry no graph-name label.
     standalone_component: bool = False
+    # The components' checkpoints as resolved against the cluster (set by the render steps).
+    checkpoints: tuple[ResolvedCheckpoint, ...] = ()
+
+    def checkpoint_of(self, component: str) -> ResolvedCheckpoint | None:
+        return next((c for c in self.checkpoints if c.component == component), None)
 
     @property
     def has_any_topology_constraint(self) -> bool:

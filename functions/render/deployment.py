@@ -6,6 +6,7 @@ from typing import Any
 
 from functions.api.graph import Component, Graph
 from functions.render.backends import ORIGIN_VERSION_ANNOTATION
+from functions.render.checkpoint_restore import apply_component_checkpoint
 from functions.render.labels import (
     BASE_MODEL_HASH,
     COMPONENT,
@@ -96,6 +97,8 @@ def render_deployment(ctx: PodContext, component: Component, name: str, xr_label
     template_annotations = pod_annotations(component)
     if template_annotations:
         template_meta["annotations"] = template_annotations
+    pod = render_pod_spec(ctx, component)
+    apply_component_checkpoint(ctx, component, template_meta, pod)
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -104,6 +107,6 @@ def render_deployment(ctx: PodContext, component: Component, name: str, xr_label
             "replicas": component.replicas,
             "selector": {"matchLabels": {SELECTOR: name}},
             "strategy": deployment_strategy(component.annotations),
-            "template": {"metadata": template_meta, "spec": render_pod_spec(ctx, component)},
+            "template": {"metadata": template_meta, "spec": pod},
         },
     }

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from functions.api.graph import Component, Graph
+from functions.render.checkpoint_restore import apply_component_checkpoint
 from functions.render.labels import clique_annotations, clique_labels
 from functions.render.naming import clique_names, podcliqueset_name
 from functions.render.podspec import PodContext, render_pod_spec
@@ -63,6 +64,10 @@ def _clique(
     annotations = clique_annotations(ctx, component)
     if annotations:
         clique["annotations"] = annotations
+    apply_component_checkpoint(ctx, component, clique, pod)
+    checkpoint = ctx.graph.checkpoint_of(component.name)
+    if checkpoint is not None and checkpoint.waiting:
+        replicas = 0  # WaitForCheckpoint: no pods until the checkpoint is Ready (§1.6)
     clique["spec"] = {"roleName": name, "replicas": replicas, "minAvailable": min_available, "podSpec": pod}
     if component.pack_domain and not component.multinode:
         clique["topologyConstraint"] = {"packDomain": component.pack_domain}
@@ -90,10 +95,11 @@ def render_podcliqueset(ctx: PodContext, component_backends: dict[str, str]) -> 
             leader["spec"]["startsAfter"] = [worker_name]
             explicit_startup = True
         cliques += [leader, worker]
+        checkpoint = graph.checkpoint_of(component.name)
         group: dict[str, Any] = {
             "name": component.key,
             "cliqueNames": [leader_name, worker_name],
-            "replicas": component.replicas,
+            "replicas": 0 if checkpoint is not None and checkpoint.waiting else component.replicas,
             "minAvailable": component.min_available or 1,
         }
         if component.pack_domain:

@@ -27,6 +27,7 @@ SERVICE = ("services", "*")
 COMPONENT = ("components", "[]")
 VOLUME_MOUNT = ("services", "*", "volumeMounts", "[]")
 PVC = ("pvcs", "[]")
+COMPONENT_EXPERIMENTAL = ("components", "[]", "experimental")
 
 EXECUTOR_ANNOTATION = "nvidia.com/vllm-distributed-executor-backend"
 
@@ -48,6 +49,9 @@ def _order_guard(body: str) -> str:
 
 ORDER = "self.restart.strategy.order"
 COMPONENT_COUNT = "(has(self.services) ? size(self.services) : (has(self.components) ? size(self.components) : 0))"
+CHECKPOINT_ON = "has(self.checkpoint) && self.checkpoint.enabled"
+WITH_FAILOVER = "Snapshot with active/passive failover is temporarily unsupported"
+WITH_INTERPOD_GMS = "Snapshot with gpuMemoryService.mode=InterPod is unsupported"
 KNOWN_NAME = (
     "(has(self.services) ? n in self.services : (has(self.components) && self.components.exists(c, c.name == n)))"
 )
@@ -105,6 +109,17 @@ RULES: tuple[Rule, ...] = (
     Rule("epp-config-map-name", SERVICE,
          "!has(self.eppConfig) || !has(self.eppConfig.configMapRef) || self.eppConfig.configMapRef.name != ''",
          "eppConfig.configMapRef.name is required"),
+    # Upstream's webhook refuses these with the checkpoint gate on, and any enabled checkpoint with it off.
+    Rule("checkpoint-with-failover-service", SERVICE,
+         f"!({CHECKPOINT_ON}) || !has(self.failover) || !self.failover.enabled", WITH_FAILOVER),
+    Rule("checkpoint-with-interpod-gms-service", SERVICE,
+         f"!({CHECKPOINT_ON}) || !has(self.gpuMemoryService) || !self.gpuMemoryService.enabled || "
+         "self.gpuMemoryService.mode != 'interPod'", WITH_INTERPOD_GMS),
+    Rule("checkpoint-with-failover-component", COMPONENT_EXPERIMENTAL,
+         f"!({CHECKPOINT_ON}) || !has(self.failover)", WITH_FAILOVER),
+    Rule("checkpoint-with-interpod-gms-component", COMPONENT_EXPERIMENTAL,
+         f"!({CHECKPOINT_ON}) || !has(self.gpuMemoryService) || self.gpuMemoryService.mode != 'InterPod'",
+         WITH_INTERPOD_GMS),
     Rule("volume-mount-point", VOLUME_MOUNT, "self.useAsCompilationCache || has(self.mountPoint)",
          "mountPoint is required unless useAsCompilationCache is set"),
     Rule("epp-component-single-node", COMPONENT, "!has(self.type) || self.type != 'epp' || !has(self.multinode)",
@@ -182,7 +197,11 @@ def add_webhook_rules(spec: dict[str, Any]) -> None:
 
 # A DCD spec is one service (§5.3): the shared validator's per-service rules apply at its root, and
 # its backendFramework is immutable as the DGD's.
-DCD_RULE_PLACES: dict[tuple[str, ...], tuple[str, ...]] = {SERVICE: SPEC, VOLUME_MOUNT: ("volumeMounts", "[]")}
+DCD_RULE_PLACES: dict[tuple[str, ...], tuple[str, ...]] = {
+    SERVICE: SPEC,
+    VOLUME_MOUNT: ("volumeMounts", "[]"),
+    COMPONENT_EXPERIMENTAL: ("experimental",),
+}
 DCD_SPEC_RULES = ("backend-framework-immutable",)
 
 

@@ -22,6 +22,7 @@ ready pods are the old ones (this is what the DGD's restart progress relies on).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from pydantic import ValidationError
@@ -45,6 +46,7 @@ from functions.render.services import model_service_name, needs_service, render_
 from functions.status import lws as lws_status
 from functions.status.deployment import deployment_readiness, deployment_replica_status
 from functions.status.readiness import Readiness, ReplicaStatus, not_ready
+from functions.steps.component.checkpoint import resolve_dcd_checkpoint
 from functions.steps.graph.admission import check_service_sidecar
 
 DEPLOYMENT_RESOURCE = "deployment"
@@ -234,15 +236,18 @@ def component_deployment(request: StepRequest) -> StepResponse:
         platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
         graph, name = dcd_graph(xr)
         xr_labels = (xr.get("metadata") or {}).get("labels") or {}
+        checkpoint, requirements = resolve_dcd_checkpoint(graph, platform, request.required)
+        if checkpoint is not None:
+            graph = dataclasses.replace(graph, checkpoints=(checkpoint,))
         desired = render_component(graph, name, platform, xr_labels)
     except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
-    mpi_conditions, requirements = [], {}
+    mpi_conditions = []
     if GRAPH_NAME not in xr_labels and needs_ssh_secret(graph, {graph.components[0].name: component_backend(graph)}):
         # A standalone DCD: no DGD provides the MPI SSH Secret its pods mount.
         copy, condition = ssh_secret(graph, platform, request.required)
         desired.update(copy)
-        requirements = ssh_secret_requirement(graph, platform)
+        requirements.update(ssh_secret_requirement(graph, platform))
         mpi_conditions.append(condition)
     lws = uses_lws(graph.components[0], platform)
     generation = (xr.get("metadata") or {}).get("generation")

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from functions.api.graph import Component, Graph, SpecError
+from functions.api.graph import Component, Graph, ResolvedCheckpoint, SpecError
 from functions.api.platform import PlatformConfig
 from functions.contract import StepRequest
+from functions.render.checkpoint_restore import apply_candidate_metadata
 from functions.render.component_pathway import (
     dcd_resource_name,
     dcd_spec,
@@ -64,6 +65,26 @@ def check_multinode(graph: Graph, platform: PlatformConfig) -> None:
             )
 
 
+def with_checkpoint_ref(spec: dict[str, Any], shape: str, checkpoint: ResolvedCheckpoint) -> dict[str, Any]:
+    """Upstream ``applyCheckpointStartupPolicy``: once the DynamoCheckpoint exists, the DCD restores from it by
+    name (``identity`` and ``job`` cleared), and under ``Immediate`` its pod template carries the candidate
+    metadata."""
+    if not checkpoint.exists:
+        return spec
+    holder = spec if shape == "v1alpha1" else spec.setdefault("experimental", {})
+    block = {k: v for k, v in (holder.get("checkpoint") or {}).items() if k not in ("identity", "job", "mode")}
+    block.update({"enabled": True, "checkpointRef": checkpoint.name, "startupPolicy": checkpoint.startup_policy})
+    holder["checkpoint"] = dict(sorted(block.items()))
+    if checkpoint.startup_policy == "Immediate":
+        metadata = (
+            spec.setdefault("extraPodMetadata", {})
+            if shape == "v1alpha1"
+            else spec.setdefault("podTemplate", {}).setdefault("metadata", {})
+        )
+        apply_candidate_metadata(metadata, checkpoint)
+    return spec
+
+
 def current_dcds(graph: Graph, hash8: str, observed: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
     """Component name -> its observed DCD of the current worker hash (None when not created yet)."""
     return {c.name: observed.get(dcd_resource_name(c, hash8)) for c in graph.components}
@@ -106,7 +127,12 @@ def render_components(
             else _previous_restart_at(component, current[component.name], observed)
         )
         replicas = plan.new_replicas.get(component.name, component.replicas)
+        checkpoint = graph.checkpoint_of(component.name)
+        if checkpoint is not None and checkpoint.waiting:
+            replicas = 0  # WaitForCheckpoint: no pods until the checkpoint is Ready (§1.6)
         spec = dcd_spec(graph, component, raw.get(component.name, {}), hash8, replicas, restart_at)
+        if checkpoint is not None:
+            spec = with_checkpoint_ref(spec, graph.shape, checkpoint)
         desired[dcd_resource_name(component, hash8)] = render_component_deployment(graph, component, hash8, spec)
     warnings = []
     for component in graph.components:

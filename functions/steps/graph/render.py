@@ -38,6 +38,8 @@ from functions.render.storage import (
     required_pvc_names,
 )
 from functions.steps.graph.admission import check_annotations, check_costly_rules, deprecation_condition
+from functions.steps.graph.checkpoints import STATUS_FIELD as CHECKPOINTS_STATUS
+from functions.steps.graph.checkpoints import resolve_checkpoints
 from functions.steps.graph.components import render_components
 from functions.steps.graph.origin import STATUS_FIELD, resolve_origin_version, with_origin_version
 from functions.steps.graph.restart import stamp_restart
@@ -169,7 +171,12 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
         check_annotations(graph)
         check_costly_rules(request.observed_composite.get("spec") or {})
         pvcs, lookups = _storage(request, graph)
+        checkpoints = resolve_checkpoints(request, graph, platform, _backends(graph))
+        graph = dataclasses.replace(graph, checkpoints=checkpoints.resolved)
+        lookups.update(checkpoints.requirements)
         status: dict[str, Any] = {STATUS_FIELD: origin}
+        if checkpoints.resolved:
+            status[CHECKPOINTS_STATUS] = checkpoints.status()
         warnings: tuple[str, ...] = ()
         conditions = [deprecation_condition(request.observed_composite)]
         if uses_grove(graph, platform):
@@ -183,6 +190,7 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
             desired = {**pvcs, **rendered.desired, **render_graph_shared(graph, platform, frontend_mesh=False)}
             status.update(rendered.status or {})
             warnings = rendered.warnings
+        desired.update(checkpoints.desired)
         if needs_ssh_secret(graph, _backends(graph)):
             copy, condition = ssh_secret(graph, platform, request.required)
             desired.update(copy)

@@ -9,7 +9,8 @@ that Crossplane's requirement loop settles after one round.
 XR status, re-emitted in full on every run because Crossplane server-side-applies it: ``state``,
 ``observedGeneration``, the per-component replica map (``services`` for the v1alpha1 shape,
 ``components`` for v1beta1) and ``restart`` (``functions.status.restart``). Conditions:
-``DynamoGraphReady`` (upstream's DGD ``Ready``, which Crossplane reserves) and
+``DynamoGraphReady`` (upstream's DGD ``Ready``, which Crossplane reserves; reason ``waiting_for_checkpoint``
+while a ``WaitForCheckpoint`` component's checkpoint is not Ready) and
 ``TopologyLevelsAvailable`` when a topology constraint is set.
 """
 
@@ -41,6 +42,7 @@ from functions.status.components import (
     rolling_update_phase,
 )
 from functions.status.conditions import (
+    READY_CONDITION,
     ROLLING_UPDATE_CONDITION,
     graph_ready_condition,
     topology_condition,
@@ -60,6 +62,8 @@ from functions.status.health import composed_readiness
 from functions.status.input import InputError, parse_status_input
 from functions.status.readiness import MISSING, Readiness
 from functions.status.restart import RESTARTING, RestartStatus, restart_status
+from functions.steps.graph.checkpoints import STATUS_FIELD as CHECKPOINTS_STATUS
+from functions.steps.graph.checkpoints import WAITING_REASON, waiting_message
 from functions.steps.graph.components import current_dcds
 
 
@@ -155,7 +159,8 @@ def graph_status(request: StepRequest) -> StepResponse:
 
     verdicts = _verdicts(request, components)
     rolling_update = rolling_update_phase(request.desired_composite) == IN_PROGRESS
-    all_ready = all(v.readiness.ready for v in verdicts) and not rolling_update
+    waiting = waiting_message(graph, (request.desired_composite.get("status") or {}).get(CHECKPOINTS_STATUS) or {})
+    all_ready = all(v.readiness.ready for v in verdicts) and not rolling_update and waiting is None
     generation = (request.observed_composite.get("metadata") or {}).get("generation")
     topology_conditions, results = _topology(graph, request, pcs[0] if pcs else None)
     status = xr_status(graph, all_ready, components, generation)
@@ -173,7 +178,9 @@ def graph_status(request: StepRequest) -> StepResponse:
         composite_ready=True if all_ready else None,
         results=results,
         conditions=[
-            ROLLING_UPDATE_CONDITION
+            Condition(READY_CONDITION, "False", WAITING_REASON, waiting)
+            if waiting
+            else ROLLING_UPDATE_CONDITION
             if rolling_update
             else graph_ready_condition((v.name, v.readiness.reason) for v in verdicts if not v.readiness.ready),
             *topology_conditions,

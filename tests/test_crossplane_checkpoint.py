@@ -4,8 +4,10 @@ pod, then the Job's status) and the snapshot project's operator and node agent (
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 import yaml
 from test_crossplane_rbac import (
     CHECKPOINT_EXAMPLE,
@@ -28,6 +30,17 @@ from tooling import require_shared
 DONE = "2026-12-01T10:04:10Z"
 CAPTURED = "Checkpoint captured and verified"
 COMPLETIONS = "Reached expected number of succeeded pods"
+
+
+@pytest.fixture
+def checkpoint_platform(crossplane: Crossplane) -> Iterator[None]:
+    """The snapshot project's PodSnapshot CRD, and the platform config with the checkpoint gate on."""
+    cp = crossplane.cp
+    crd = yaml.safe_load(require_shared("upstream", "crds", "nvidia.com_podsnapshots.yaml").read_text())
+    assert install_crd(cp.client, crd).accepted
+    apply(cp, CHECKPOINT_PLATFORM, ENVIRONMENT_CONFIGS)
+    yield
+    cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{CHECKPOINT_PLATFORM['metadata']['name']}")
 
 
 def _condition(kind: str, status: str, reason: str, message: str) -> dict[str, str]:
@@ -74,43 +87,37 @@ def play_capture(cp: Any, namespace: str, snapshot: dict[str, Any], job_name: st
     cp.client.replace(f"{jobs}/{job_name}/status", job)
 
 
-def test_a_checkpoint_goes_from_its_job_to_ready(crossplane: Crossplane) -> None:
+def test_a_checkpoint_goes_from_its_job_to_ready(crossplane: Crossplane, checkpoint_platform: None) -> None:
     cp = crossplane.cp
-    crd = yaml.safe_load(require_shared("upstream", "crds", "nvidia.com_podsnapshots.yaml").read_text())
-    assert install_crd(cp.client, crd).accepted
-    apply(cp, CHECKPOINT_PLATFORM, ENVIRONMENT_CONFIGS)
-    try:
-        namespace = _namespace(CHECKPOINT_EXAMPLE, "lifecycle-")
-        claim = _create(cp, CHECKPOINT_EXAMPLE, namespace)
-        _until("no checkpoint Job composed", lambda: "Job" in _composed(cp, claim))
-        jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
-        (job,) = listed(cp, jobs, "the checkpoint Job was never created")
-        name = job["metadata"]["name"]
-        assert job["spec"]["template"]["metadata"]["labels"]["nvidia.com/snapshot-is-checkpoint-source"] == "true"
-        created = play_job_pod(cp, namespace, job)  # the Job controller's part
-        nudge(cp, claim)
-        _until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
-        snapshots = f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots"
-        (snapshot,) = listed(cp, snapshots, "no PodSnapshot created for the Job's pod")
-        assert snapshot["spec"]["source"]["podRef"] == {
-            "name": created["metadata"]["name"],
-            "uid": created["metadata"]["uid"],
-            "containers": ["main"],
-        }
-        _until("the claim never reported Creating", lambda: _claim_status(crossplane, claim).get("phase") == "Creating")
-        play_capture(cp, namespace, snapshot, name)
-        # The claim gets the XR's status fields and its conditions in separate updates: wait for both.
-        status = _until("the claim never reported Ready with JobCompleted", lambda: _ready_status(crossplane, claim))
-        assert status["createdAt"] == DONE
-        assert status["podSnapshotName"] == snapshot["metadata"]["name"]
-        conditions = {c["type"]: c for c in status.get("conditions") or []}
-        assert conditions["JobCompleted"]["reason"] == "PodSnapshotAndJobReady"
-        _until("the claim never became Ready", lambda: _ready(_claim_status(crossplane, claim)))
-        # Upstream deletes the Job once Ready; the PodSnapshot (and so the capture) stays.
-        _until("the Job was not removed after Ready", lambda: "Job" not in _composed(cp, claim))
-        assert _composed(cp, claim) == {"PodSnapshot"}
-    finally:
-        cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{CHECKPOINT_PLATFORM['metadata']['name']}")
+    namespace = _namespace(CHECKPOINT_EXAMPLE, "lifecycle-")
+    claim = _create(cp, CHECKPOINT_EXAMPLE, namespace)
+    _until("no checkpoint Job composed", lambda: "Job" in _composed(cp, claim))
+    jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
+    (job,) = listed(cp, jobs, "the checkpoint Job was never created")
+    name = job["metadata"]["name"]
+    assert job["spec"]["template"]["metadata"]["labels"]["nvidia.com/snapshot-is-checkpoint-source"] == "true"
+    created = play_job_pod(cp, namespace, job)  # the Job controller's part
+    nudge(cp, claim)
+    _until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
+    snapshots = f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots"
+    (snapshot,) = listed(cp, snapshots, "no PodSnapshot created for the Job's pod")
+    assert snapshot["spec"]["source"]["podRef"] == {
+        "name": created["metadata"]["name"],
+        "uid": created["metadata"]["uid"],
+        "containers": ["main"],
+    }
+    _until("the claim never reported Creating", lambda: _claim_status(crossplane, claim).get("phase") == "Creating")
+    play_capture(cp, namespace, snapshot, name)
+    # The claim gets the XR's status fields and its conditions in separate updates: wait for both.
+    status = _until("the claim never reported Ready with JobCompleted", lambda: _ready_status(crossplane, claim))
+    assert status["createdAt"] == DONE
+    assert status["podSnapshotName"] == snapshot["metadata"]["name"]
+    conditions = {c["type"]: c for c in status.get("conditions") or []}
+    assert conditions["JobCompleted"]["reason"] == "PodSnapshotAndJobReady"
+    _until("the claim never became Ready", lambda: _ready(_claim_status(crossplane, claim)))
+    # Upstream deletes the Job once Ready; the PodSnapshot (and so the capture) stays.
+    _until("the Job was not removed after Ready", lambda: "Job" not in _composed(cp, claim))
+    assert _composed(cp, claim) == {"PodSnapshot"}
 
 
 AUTO_EXAMPLE = CHECKPOINT_EXAMPLE.parent / "vllm-agg-auto-checkpoint.yaml"
@@ -122,61 +129,57 @@ def _worker_clique(cp: Any, namespace: str) -> dict[str, Any] | None:
     return cliques[0] if cliques else None
 
 
-def test_a_dgd_waits_for_its_auto_checkpoint_then_restores_from_it(crossplane: Crossplane) -> None:
+def test_a_dgd_waits_for_its_auto_checkpoint_then_restores_from_it(
+    crossplane: Crossplane, checkpoint_platform: None
+) -> None:
     """The DGD composes its DynamoCheckpoint claim, holds the worker at 0 replicas, and once the checkpoint's own
     pipeline reports Ready (its Job and PodSnapshot played here) renders the worker restore-shaped."""
     cp = crossplane.cp
-    crd = yaml.safe_load(require_shared("upstream", "crds", "nvidia.com_podsnapshots.yaml").read_text())
-    assert install_crd(cp.client, crd).accepted
-    apply(cp, CHECKPOINT_PLATFORM, ENVIRONMENT_CONFIGS)
-    try:
-        namespace = _namespace(AUTO_EXAMPLE, "lifecycle-")
-        dgd = _create(cp, AUTO_EXAMPLE, namespace)
-        checkpoints = f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/dynamocheckpoints"
-        (checkpoint,) = listed(cp, checkpoints, "the DGD composed no DynamoCheckpoint")
-        ckpt_id = checkpoint["metadata"]["labels"]["nvidia.com/snapshot-checkpoint-id"]
-        assert checkpoint["metadata"]["name"] == f"checkpoint-{ckpt_id}"
-        xr = _until("the DGD's XR", lambda: cp.client.get(claim_path(dgd))["spec"].get("resourceRef"))
-        assert checkpoint["spec"]["identity"]["extraParameters"]["dgdUID"], "the XR's UID is part of the ID"
-        owners = {(r["kind"], r["name"]) for r in checkpoint["metadata"]["ownerReferences"]}
-        assert ("XDynamoGraphDeployment", xr["name"]) in owners, "owned by the DGD (deletionPolicy Delete)"
-        clique = _until("no PodCliqueSet with the worker", lambda: _worker_clique(cp, namespace))
-        assert clique["spec"]["replicas"] == 0, "WaitForCheckpoint holds the worker at 0"
-        waiting = _until("the DGD never reported waiting_for_checkpoint", lambda: next(
-            (c for c in _claim_status(crossplane, dgd).get("conditions") or []
-             if c["type"] == "DynamoGraphReady" and c["reason"] == "waiting_for_checkpoint"), None))  # fmt: skip
-        assert waiting["message"] == f"Waiting for checkpoints: VllmWorker ({checkpoint['metadata']['name']})"
+    namespace = _namespace(AUTO_EXAMPLE, "lifecycle-")
+    dgd = _create(cp, AUTO_EXAMPLE, namespace)
+    checkpoints = f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/dynamocheckpoints"
+    (checkpoint,) = listed(cp, checkpoints, "the DGD composed no DynamoCheckpoint")
+    ckpt_id = checkpoint["metadata"]["labels"]["nvidia.com/snapshot-checkpoint-id"]
+    assert checkpoint["metadata"]["name"] == f"checkpoint-{ckpt_id}"
+    xr = _until("the DGD's XR", lambda: cp.client.get(claim_path(dgd))["spec"].get("resourceRef"))
+    assert checkpoint["spec"]["identity"]["extraParameters"]["dgdUID"], "the XR's UID is part of the ID"
+    owners = {(r["kind"], r["name"]) for r in checkpoint["metadata"]["ownerReferences"]}
+    assert ("XDynamoGraphDeployment", xr["name"]) in owners, "owned by the DGD (deletionPolicy Delete)"
+    clique = _until("no PodCliqueSet with the worker", lambda: _worker_clique(cp, namespace))
+    assert clique["spec"]["replicas"] == 0, "WaitForCheckpoint holds the worker at 0"
+    waiting = _until("the DGD never reported waiting_for_checkpoint", lambda: next(
+        (c for c in _claim_status(crossplane, dgd).get("conditions") or []
+         if c["type"] == "DynamoGraphReady" and c["reason"] == "waiting_for_checkpoint"), None))  # fmt: skip
+    assert waiting["message"] == f"Waiting for checkpoints: VllmWorker ({checkpoint['metadata']['name']})"
 
-        # The checkpoint's own pipeline: its Job, the Job's pod, the PodSnapshot, Ready.
-        _until("no checkpoint Job composed", lambda: "Job" in _composed(cp, checkpoint))
-        jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
-        (job,) = listed(cp, jobs, "the checkpoint Job was never created")
-        assert job["metadata"]["name"] == f"checkpoint-job-{ckpt_id}-1", "the Job carries the auto checkpoint's ID"
-        template = job["spec"]["template"]
-        assert [c["name"] for c in template["spec"]["containers"]] == ["main"]
-        assert template["metadata"]["labels"]["nvidia.com/dynamo-graph-deployment-name"] == "vllm-agg-ckpt"
-        play_job_pod(cp, namespace, job)
-        nudge(cp, checkpoint)
-        _until("no PodSnapshot composed", lambda: "PodSnapshot" in _composed(cp, checkpoint))
-        (snapshot,) = listed(cp, f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots", "no PodSnapshot")
-        play_capture(cp, namespace, snapshot, job["metadata"]["name"])
-        _until("the checkpoint never became Ready", lambda: _ready_status(crossplane, checkpoint))
+    # The checkpoint's own pipeline: its Job, the Job's pod, the PodSnapshot, Ready.
+    _until("no checkpoint Job composed", lambda: "Job" in _composed(cp, checkpoint))
+    jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
+    (job,) = listed(cp, jobs, "the checkpoint Job was never created")
+    assert job["metadata"]["name"] == f"checkpoint-job-{ckpt_id}-1", "the Job carries the auto checkpoint's ID"
+    template = job["spec"]["template"]
+    assert [c["name"] for c in template["spec"]["containers"]] == ["main"]
+    assert template["metadata"]["labels"]["nvidia.com/dynamo-graph-deployment-name"] == "vllm-agg-ckpt"
+    play_job_pod(cp, namespace, job)
+    nudge(cp, checkpoint)
+    _until("no PodSnapshot composed", lambda: "PodSnapshot" in _composed(cp, checkpoint))
+    (snapshot,) = listed(cp, f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots", "no PodSnapshot")
+    play_capture(cp, namespace, snapshot, job["metadata"]["name"])
+    _until("the checkpoint never became Ready", lambda: _ready_status(crossplane, checkpoint))
 
-        # The DGD sees it Ready: the worker runs its replicas, restore-shaped.
-        nudge(cp, dgd)
-        restored = _until("the worker was never restore-shaped", lambda: (
-            c if (c := _worker_clique(cp, namespace)) and c["spec"]["replicas"] == 2 else None))  # fmt: skip
-        assert restored["labels"]["nvidia.com/snapshot-is-restore-target"] == "true"
-        assert restored["labels"]["nvidia.com/snapshot-checkpoint-id"] == ckpt_id
-        main = restored["spec"]["podSpec"]["containers"][0]
-        assert {"name": "DYN_SNAPSHOT_RESTORE_STANDBY", "value": "1"} in main["env"]
-        entry = _until("status.checkpoints never said ready", lambda: (
-            e if (e := (_claim_status(crossplane, dgd).get("checkpoints") or {}).get("VllmWorker", {})).get("ready")
-            else None))  # fmt: skip
-        assert entry["checkpointName"] == checkpoint["metadata"]["name"]
+    # The DGD sees it Ready: the worker runs its replicas, restore-shaped.
+    nudge(cp, dgd)
+    restored = _until("the worker was never restore-shaped", lambda: (
+        c if (c := _worker_clique(cp, namespace)) and c["spec"]["replicas"] == 2 else None))  # fmt: skip
+    assert restored["labels"]["nvidia.com/snapshot-is-restore-target"] == "true"
+    assert restored["labels"]["nvidia.com/snapshot-checkpoint-id"] == ckpt_id
+    main = restored["spec"]["podSpec"]["containers"][0]
+    assert {"name": "DYN_SNAPSHOT_RESTORE_STANDBY", "value": "1"} in main["env"]
+    entry = _until("status.checkpoints never said ready", lambda: (
+        e if (e := (_claim_status(crossplane, dgd).get("checkpoints") or {}).get("VllmWorker", {})).get("ready")
+        else None))  # fmt: skip
+    assert entry["checkpointName"] == checkpoint["metadata"]["name"]
 
-        # Deleting the DGD takes its (Delete-policy) checkpoint with it.
-        cp.client.delete(claim_path(dgd))
-        _until("the auto checkpoint outlived its DGD", lambda: not cp.client.get(checkpoints)["items"])
-    finally:
-        cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{CHECKPOINT_PLATFORM['metadata']['name']}")
+    # Deleting the DGD takes its (Delete-policy) checkpoint with it.
+    cp.client.delete(claim_path(dgd))
+    _until("the auto checkpoint outlived its DGD", lambda: not cp.client.get(checkpoints)["items"])

@@ -379,9 +379,16 @@ def test_a_missing_target_container_is_fatal_naming_the_field(target: str | None
     [
         (lambda c: c["spec"].pop("identity"), "spec.identity: Field required"),
         (lambda c: c["spec"]["job"].update(activeDeadlineSeconds=0), "spec.job.activeDeadlineSeconds"),
-        (lambda c: c["spec"].update(gpuMemoryService={"enabled": True}), "spec.gpuMemoryService: not supported yet"),
+        (
+            lambda c: c["spec"].update(gpuMemoryService={"enabled": True, "mode": "interPod"}),
+            'spec.gpuMemoryService.mode: Unsupported value: "interPod"',
+        ),
+        (
+            lambda c: c["spec"].update(gpuMemoryService={"enabled": True, "extraClientContainers": ["saver"]}),
+            "spec.gpuMemoryService.extraClientContainers[0]: 'saver' does not name a container",
+        ),
     ],
-    ids=["no-identity", "deadline-zero", "gms"],
+    ids=["no-identity", "deadline-zero", "gms-inter-pod", "gms-unknown-client"],
 )
 def test_bad_specs_are_fatal_naming_the_field(mutate: Any, message: str) -> None:
     claim = copy.deepcopy(CLAIM)
@@ -502,3 +509,56 @@ def test_the_lifecycle_files_are_what_the_step_renders_today(tmp_path: Path) -> 
     after = {p: p.read_text() for pattern in files for p in sorted(LIFECYCLE.rglob(pattern))}
     stale = [str(p.relative_to(REPO)) for p in before if before[p] != after.get(p)]
     assert not stale, f"stale: {stale} (run examples/checkpoint-lifecycle/regenerate.py and review the diff)"
+
+
+# --- a checkpoint with a GPU memory service ---------------------------------------------------------------------
+
+
+def gms_claim(*, prepared: bool = True, gpus: int = 2) -> dict[str, Any]:
+    """The example with an intra-pod GMS, its pod template prepared as the DGD prepares it."""
+    from functions.render.gms import apply_intrapod_gms
+
+    claim = copy.deepcopy(CLAIM)
+    claim["spec"]["gpuMemoryService"] = {"enabled": True}
+    pod = claim["spec"]["job"]["podTemplateSpec"]["spec"]
+    if prepared:
+        apply_intrapod_gms(pod, "ckpt-worker-gpu", ("main",), "spec.job")
+    return claim
+
+
+def rct(count: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "ckpt-worker-gpu", "namespace": "dynamo-demo"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+            "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": count}}]}}},
+    }  # fmt: skip
+
+
+def test_an_unprepared_gms_pod_template_fails_without_a_job() -> None:
+    rsp = run(claim=gms_claim(prepared=False))
+    assert rsp.composite_status["phase"] == "Failed"
+    assert conditions(rsp)["JobCreated"] == ("False", "GMSPodTemplateNotPrepared")
+    assert (
+        "gpuMemoryService checkpoint pod template is missing volume 'gms-intrapod-control'"
+        in (rsp.composite_status["message"])
+    )
+    assert not rsp.desired_resources
+
+
+def test_a_prepared_gms_checkpoint_counts_its_dra_gpus_for_the_wrapper() -> None:
+    claim = gms_claim()
+    assert "gms-server" in [c["name"] for c in claim["spec"]["job"]["podTemplateSpec"]["spec"]["initContainers"]]
+    xr = claim_to_xr(claim)
+    required = {PLATFORM_REQUIREMENT: [platform()], "checkpoint-rct-ckpt-worker-gpu": [rct(2)]}
+    rsp = dynamo_checkpoint(StepRequest(input={}, observed_composite=xr, required=required))
+    assert rsp.requirements["checkpoint-rct-ckpt-worker-gpu"].match_name == "ckpt-worker-gpu"
+    job = rsp.desired_resources["checkpoint-job"].resource
+    main = job["spec"]["template"]["spec"]["containers"][0]
+    assert main["command"] == ["cuda-checkpoint"], "two GPUs through the claim: the wrapper"
+    assert "nvidia.com/gpu" not in (main["resources"].get("limits") or {}), "the GPUs moved to the claim"
+    required["checkpoint-rct-ckpt-worker-gpu"] = [rct(1)]
+    rsp = dynamo_checkpoint(StepRequest(input={}, observed_composite=xr, required=required))
+    main = rsp.desired_resources["checkpoint-job"].resource["spec"]["template"]["spec"]["containers"][0]
+    assert main["command"] == ["python3", "-m", "dynamo.vllm"], "one GPU: no wrapper"

@@ -37,7 +37,7 @@ PLATFORM = {
 # What a DGD may legitimately end in on this pathway: features not built yet, the Grove-only fields
 # upstream's webhook rejects without Grove, and the LWS render-time checks upstream's DCD controller makes.
 EXPECTED_FAILURE = re.compile(
-    r"(gpuMemoryService|failover|checkpoint): not supported yet"
+    r"(gpuMemoryService\.mode|failover): not supported yet"
     r"|allowed only on the Grove pathway"
     r"|rendered as LeaderWorkerSets need"
 )

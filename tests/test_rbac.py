@@ -10,7 +10,7 @@ import yaml
 
 from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
 from functions.api.graph import Graph
-from functions.cli.manifests import claim_to_xr, find_composition, load_documents
+from functions.cli.manifests import CLAIM_KINDS, claim_to_xr, find_composition, load_documents
 from functions.cli.pipeline import RenderError, render
 from functions.contract import StepRequest
 from functions.render.rbac import render_discovery_rbac
@@ -42,6 +42,7 @@ PLURALS = {
     "PodSnapshot": "podsnapshots",
     "Pod": "pods",
     "PodGroup": "podgroups",
+    "ResourceClaimTemplate": "resourceclaimtemplates",
 }
 MESH_PLATFORM = {
     "apiVersion": "apiextensions.crossplane.io/v1beta1",
@@ -151,7 +152,9 @@ def test_every_read_kind_is_granted() -> None:
 
 
 def granted_kind(group: str, kind: str) -> bool:
-    return group not in CROSSPLANE_GROUPS and not kind.startswith("X")
+    """Kinds package/rbac must grant: not Crossplane's, not the package's own XRs and claims (the RBAC manager
+    grants those)."""
+    return group not in CROSSPLANE_GROUPS and not kind.startswith("X") and kind not in CLAIM_KINDS
 
 
 def discovery_role() -> dict[str, Any]:

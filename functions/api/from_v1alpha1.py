@@ -19,6 +19,8 @@ from functions.api.graph import (
     CheckpointConfig,
     Component,
     ConfigMapKey,
+    FailoverConfig,
+    GMSConfig,
     IngressSpec,
     IngressTLS,
     SpecError,
@@ -90,14 +92,37 @@ def _shared_memory(service: v1alpha1.Service) -> str | None:
     return str(service.sharedMemory.size) if service.sharedMemory.size is not None else DEFAULT_SHARED_MEMORY
 
 
-def _unsupported(key: str, service: v1alpha1.Service) -> tuple[str, ...]:
-    prefix = f"spec.services.{key}"
+def unsupported_paths(gms: GMSConfig | None, failover: FailoverConfig | None) -> tuple[str, ...]:
+    """The GPU-memory-service features this package does not render yet (the step's Fatal names them)."""
     found = []
-    if service.gpuMemoryService and service.gpuMemoryService.enabled:
-        found.append(f"{prefix}.gpuMemoryService")
-    if service.failover and service.failover.enabled:
-        found.append(f"{prefix}.failover")
+    if gms is not None and gms.mode == "InterPod":
+        found.append(f"{gms.path}.mode")
+    if failover is not None and failover.mode == "InterPod":
+        found.append(f"{failover.path}.mode")
     return tuple(found)
+
+
+def _mode(mode: str) -> str:
+    """A v1alpha1 mode (``intraPod``) in v1beta1 spelling (``IntraPod``), as upstream's conversion maps it."""
+    return mode[:1].upper() + mode[1:]
+
+
+def gms_config(gms: v1alpha1.GpuMemoryService | v1beta1.GpuMemoryService | None, path: str) -> GMSConfig | None:
+    """The GPU memory service of either shape: v1alpha1 by ``enabled``, v1beta1 by the block's presence."""
+    if gms is None or not getattr(gms, "enabled", True):
+        return None
+    return GMSConfig(
+        path=path,
+        mode=_mode(gms.mode),
+        device_class=gms.deviceClassName,
+        extra_client_containers=tuple(gms.extraClientContainers or ()),
+    )
+
+
+def failover_config(failover: v1alpha1.Failover | v1beta1.Failover | None, path: str) -> FailoverConfig | None:
+    if failover is None or not getattr(failover, "enabled", True):
+        return None
+    return FailoverConfig(path=path, mode=_mode(failover.mode), num_shadows=failover.numShadows)
 
 
 def checkpoint_config(
@@ -154,6 +179,8 @@ def component_from_service(key: str, service: v1alpha1.Service) -> Component:
     pod_metadata = service.extraPodMetadata
     sidecar = service.frontendSidecar.model_dump(exclude_none=True) if service.frontendSidecar else None
     epp_config, epp_config_ref = epp_settings(service.eppConfig)
+    gms = gms_config(service.gpuMemoryService, f"spec.services.{key}.gpuMemoryService")
+    failover = failover_config(service.failover, f"spec.services.{key}.failover")
     component_type = service.componentType
     if component_type == "worker" and service.subComponentType in WORKER_SUB_TYPES:
         # Upstream's conversion to the v1beta1 hub makes a prefill or decode worker its own type (HEAD).
@@ -186,12 +213,8 @@ def component_from_service(key: str, service: v1alpha1.Service) -> Component:
         epp_config=epp_config,
         epp_config_ref=epp_config_ref,
         scaling_adapter=bool(service.scalingAdapter and service.scalingAdapter.enabled),
-        unsupported=_unsupported(key, service),
+        unsupported=unsupported_paths(gms, failover),
         checkpoint=checkpoint_config(service.checkpoint, f"spec.services.{key}.checkpoint"),
-        gms_mode=(
-            service.gpuMemoryService.mode[0].upper() + service.gpuMemoryService.mode[1:]
-            if service.gpuMemoryService and service.gpuMemoryService.enabled
-            else None
-        ),
-        failover=bool(service.failover and service.failover.enabled),
+        gms=gms,
+        failover=failover,
     )

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from functions.api import v1beta1
-from functions.api.from_v1alpha1 import checkpoint_config, epp_settings
+from functions.api.from_v1alpha1 import (
+    checkpoint_config,
+    epp_settings,
+    failover_config,
+    gms_config,
+    unsupported_paths,
+)
 from functions.api.graph import (
     DEFAULT_SHARED_MEMORY,
     MAIN_CONTAINER,
@@ -30,19 +36,6 @@ def _shared_memory(component: v1beta1.Component) -> str | None:
     return None if str(size) == "0" else str(size)
 
 
-def _unsupported(component: v1beta1.Component, index: int) -> tuple[str, ...]:
-    experimental = component.experimental
-    if experimental is None:
-        return ()
-    prefix = f"spec.components[{index}].experimental"
-    found = []
-    if experimental.gpuMemoryService is not None:
-        found.append(f"{prefix}.gpuMemoryService")
-    if experimental.failover is not None:
-        found.append(f"{prefix}.failover")
-    return tuple(found)
-
-
 def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Component:
     template = json_copy(component.podTemplate or {})
     spec = template.setdefault("spec", {})
@@ -55,6 +48,9 @@ def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Comp
     component_type, sub_type = _types(component)
     cache = component.compilationCache
     experimental = component.experimental
+    prefix = f"spec.components[{index}].experimental"
+    gms = gms_config(experimental.gpuMemoryService if experimental else None, f"{prefix}.gpuMemoryService")
+    failover = failover_config(experimental.failover if experimental else None, f"{prefix}.failover")
     epp_config, epp_config_ref = epp_settings(component.eppConfig)
     return Component(
         name=component.name,
@@ -73,10 +69,10 @@ def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Comp
         epp_config=epp_config,
         epp_config_ref=epp_config_ref,
         scaling_adapter=component.scalingAdapter is not None,
-        unsupported=_unsupported(component, index),
+        unsupported=unsupported_paths(gms, failover),
         checkpoint=checkpoint_config(
             experimental.checkpoint if experimental else None, f"spec.components[{index}].experimental.checkpoint"
         ),
-        gms_mode=experimental.gpuMemoryService.mode if experimental and experimental.gpuMemoryService else None,
-        failover=bool(experimental and experimental.failover),
+        gms=gms,
+        failover=failover,
     )

@@ -107,6 +107,25 @@ class CheckpointConfig:
 
 
 @dataclass(frozen=True)
+class GMSConfig:
+    """An enabled GPU Memory Service (reference checkpoint-gms-dgdr-model.md §3.1); mode in v1beta1 spelling."""
+
+    path: str  # the block's field path
+    mode: str = "IntraPod"  # IntraPod | InterPod
+    device_class: str = "gpu.nvidia.com"
+    extra_client_containers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FailoverConfig:
+    """Enabled active/passive failover (§3.1); mode in v1beta1 spelling."""
+
+    path: str
+    mode: str = "IntraPod"
+    num_shadows: int = 1
+
+
+@dataclass(frozen=True)
 class ResolvedCheckpoint:
     """A component's checkpoint as the DGD resolved it: the DynamoCheckpoint it restores from."""
 
@@ -118,6 +137,8 @@ class ResolvedCheckpoint:
     ready: bool  # its phase is Ready
     artifact_version: str = "1"
     targets: tuple[str, ...] = ("main",)
+    gms: bool = False  # the DynamoCheckpoint has a GPU memory service
+    gms_extra_clients: tuple[str, ...] = ()
 
     @property
     def waiting(self) -> bool:
@@ -163,8 +184,8 @@ class Component:
     epp_config_ref: ConfigMapKey | None = None  # eppConfig.configMapRef
     scaling_adapter: bool = False  # a DynamoGraphDeploymentScalingAdapter owns the replicas (see render.scaling)
     checkpoint: CheckpointConfig | None = None  # None: no block, or ``enabled: false``
-    gms_mode: str | None = None  # IntraPod | InterPod when a GPU memory service is enabled
-    failover: bool = False  # active/passive failover is enabled
+    gms: GMSConfig | None = None  # None: no GPU memory service
+    failover: FailoverConfig | None = None  # None: no failover
     # Field paths of features this package does not render yet (the step returns a Fatal naming them).
     unsupported: tuple[str, ...] = ()
 

@@ -123,6 +123,13 @@ class Checkpoint(_Config):
         return pvc.pvcName, base
 
 
+class DRA(_Config):
+    """Upstream's ``dra`` section: unset means auto-detect, which a function cannot do, so unset counts as on
+    (Kubernetes 1.34+ serves ``resource.k8s.io/v1``); ``false`` says the cluster has no DRA."""
+
+    enabled: bool | None = None
+
+
 class MPI(_Config):
     sshSecretName: str = "mpi-run-ssh-secret"  # Helm default
     sshSecretNamespace: str | None = None
@@ -143,6 +150,7 @@ class PlatformConfig(_Config):
     ingress: Ingress = Field(default_factory=Ingress)
     serviceMesh: ServiceMesh = Field(default_factory=ServiceMesh)
     checkpoint: Checkpoint = Field(default_factory=Checkpoint)
+    dra: DRA = Field(default_factory=DRA)
     mpi: MPI = Field(default_factory=MPI)
     gpu: GPU = Field(default_factory=GPU)
     namespace: Namespace = Field(default_factory=Namespace)

@@ -13,6 +13,7 @@ import dataclasses
 from typing import Any
 
 from functions.api.graph import CheckpointConfig, Component, Graph, SpecError, json_copy, merge_envs
+from functions.render import gms
 from functions.render.checkpoint_ids import ARTIFACT_VERSION_ANNOTATION, CHECKPOINT_ID_LABEL, dgd_checkpoint_id
 from functions.render.defaults import WORKER_TYPES
 from functions.render.labels import COMPONENT, GRAPH_NAME, WORKER_HASH
@@ -85,8 +86,15 @@ def overlay_pod_template(base: dict[str, Any], overlay: dict[str, Any]) -> dict[
     return out
 
 
-def checkpoint_job_pod_template(ctx: PodContext, component: Component, config: CheckpointConfig) -> dict[str, Any]:
-    """The checkpoint Job's pod template of a DGD component (upstream ``buildCheckpointJobPodTemplate``)."""
+def checkpoint_claim_template_name(checkpoint_id: str) -> str:
+    return f"{auto_checkpoint_name(checkpoint_id)}-worker-gpu"
+
+
+def checkpoint_job_pod_template(
+    ctx: PodContext, component: Component, config: CheckpointConfig, claim_template: str
+) -> dict[str, Any]:
+    """The checkpoint Job's pod template of a DGD component (upstream ``buildCheckpointJobPodTemplate``); with an
+    intra-pod GPU memory service its GPUs are claimed through ``claim_template``."""
     single = dataclasses.replace(component, frontend_sidecar=None, checkpoint=None, node_count=1)
     pod = render_pod_spec(ctx, single)
     target = next((c for c in pod["containers"] if c.get("name") == config.target_container), None)
@@ -105,6 +113,9 @@ def checkpoint_job_pod_template(ctx: PodContext, component: Component, config: C
         template = overlay_pod_template(template, config.job_pod_template)
     labels = template["metadata"].setdefault("labels", {})
     labels.update({GRAPH_NAME: ctx.graph.name, COMPONENT: component.name})
+    if component.gms is not None and component.gms.mode == "IntraPod":
+        clients = (config.target_container, *config.gms_client_containers)
+        gms.apply_intrapod_gms(template["spec"], claim_template, clients, f"{config.path}.job.gmsClientContainers")
     if ctx.graph.worker_hash and component.component_type in WORKER_TYPES:
         labels[WORKER_HASH] = ctx.graph.worker_hash
     for key in ("labels", "annotations"):
@@ -130,13 +141,30 @@ def render_auto_checkpoint(
     ctx: PodContext, component: Component, config: CheckpointConfig, checkpoint_id: str, dgd_uid: str
 ) -> dict[str, Any]:
     """The DynamoCheckpoint claim ``checkpoint-<id>`` in the graph's namespace."""
-    template = checkpoint_job_pod_template(ctx, component, config)
+    template = checkpoint_job_pod_template(ctx, component, config, checkpoint_claim_template_name(checkpoint_id))
     template_labels = template["metadata"]["labels"]
     labels = {CHECKPOINT_ID_LABEL: checkpoint_id}
     for key in (GRAPH_NAME, COMPONENT, WORKER_HASH):
         if template_labels.get(key):
             labels[key] = template_labels[key]
     graph = ctx.graph
+    spec: dict[str, Any] = {
+        "identity": {
+            "model": f"{graph.namespace}/{graph.name}",
+            "backendFramework": checkpoint_backend(component, config, ctx.backend),
+            "extraParameters": {"checkpointID": checkpoint_id, "component": component.name, "dgdUID": dgd_uid},
+        },
+        "job": {"podTemplateSpec": template, "targetContainerName": config.target_container},
+    }
+    if component.gms is not None:
+        service: dict[str, Any] = {
+            "enabled": True,
+            "mode": component.gms.mode[:1].lower() + component.gms.mode[1:],  # the v1alpha1 spelling
+            "deviceClassName": component.gms.device_class,
+        }
+        if config.gms_client_containers:
+            service["extraClientContainers"] = list(config.gms_client_containers)
+        spec["gpuMemoryService"] = service
     return {
         "apiVersion": CHECKPOINT_API_VERSION,
         "kind": CHECKPOINT_KIND,
@@ -150,12 +178,24 @@ def render_auto_checkpoint(
                 DELETION_POLICY_ANNOTATION: config.deletion_policy,
             },
         },
-        "spec": {
-            "identity": {
-                "model": f"{graph.namespace}/{graph.name}",
-                "backendFramework": checkpoint_backend(component, config, ctx.backend),
-                "extraParameters": {"checkpointID": checkpoint_id, "component": component.name, "dgdUID": dgd_uid},
-            },
-            "job": {"podTemplateSpec": template, "targetContainerName": config.target_container},
-        },
+        "spec": spec,
     }
+
+
+def render_checkpoint_claim_template(
+    ctx: PodContext, component: Component, config: CheckpointConfig, checkpoint_id: str
+) -> dict[str, Any] | None:
+    """The ResourceClaimTemplate ``checkpoint-<id>-worker-gpu`` of an auto checkpoint's Job with an intra-pod GPU
+    memory service: the target's GPUs (None without one, or without GPUs)."""
+    if component.gms is None or component.gms.mode != "IntraPod":
+        return None
+    target = next(
+        (c for c in component.pod_template["spec"]["containers"] if c.get("name") == config.target_container), {}
+    )
+    count = gms.scalar_gpus(target, config.path)
+    if count < 1:
+        return None
+    return gms.render_resource_claim_template(
+        checkpoint_claim_template_name(checkpoint_id), ctx.graph.namespace, component.gms.device_class, count,
+        {CHECKPOINT_ID_LABEL: checkpoint_id, GRAPH_NAME: ctx.graph.name},
+    )  # fmt: skip

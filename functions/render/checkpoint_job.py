@@ -10,6 +10,7 @@ from typing import Any
 
 from functions.api.graph import DEFAULT_SHARED_MEMORY, SpecError
 from functions.render.checkpoint_ids import ARTIFACT_VERSION_ANNOTATION, CHECKPOINT_ID_LABEL
+from functions.render.gms import scalar_gpus
 from functions.render.podspec import SHARED_MEMORY_PATH, SHARED_MEMORY_VOLUME
 
 JOB_RESOURCE = "checkpoint-job"
@@ -34,7 +35,6 @@ CUDA_WRAPPER_SCRIPT = (
     "exit 1; fi; "
     'cp "$CUDA_CHECKPOINT_JOB_FILE" "$1" && export CUDA_CHECKPOINT_JOB_FILE="$1" && shift && exec "$@"'
 )
-GPU_SUFFIXES = ("/gpu",)
 
 
 @dataclass(frozen=True)
@@ -46,32 +46,11 @@ class JobSettings:
     spec: dict[str, Any]  # the DynamoCheckpoint spec (defaults applied)
     seccomp_profile: str | None
     storage: tuple[str, str] | None  # (PVC name, base path)
+    dra_gpus: int = 0  # GPUs the target holds through DRA claims (a GPU memory service's)
 
 
 def job_name(checkpoint_id: str, artifact_version: str) -> str:
     return f"checkpoint-job-{checkpoint_id}-{artifact_version}"
-
-
-def _is_gpu(resource: str) -> bool:
-    return resource.endswith(GPU_SUFFIXES) or "/mig-" in resource
-
-
-def gpu_count(container: dict[str, Any]) -> int:
-    """The container's scalar GPUs: its limits, else its requests (``nvidia.com/gpu``, ``*/mig-*``, ...)."""
-    resources = container.get("resources") or {}
-    for part in ("limits", "requests"):
-        total = 0
-        for name, value in (resources.get(part) or {}).items():
-            if _is_gpu(name):
-                try:
-                    total += int(str(value))
-                except ValueError:
-                    raise SpecError(
-                        f"spec.job.podTemplateSpec: GPU quantity {name}={value!r} is not a whole number"
-                    ) from None
-        if total:
-            return total
-    return 0
 
 
 def _replace(items: list[dict[str, Any]], new: dict[str, Any], *, also_path: str | None = None) -> list[dict[str, Any]]:
@@ -117,7 +96,7 @@ def _shape_target(container: dict[str, Any], settings: JobSettings, pod: dict[st
     }
     container.pop("livenessProbe", None)
     container.pop("startupProbe", None)
-    if gpu_count(container) > 1:
+    if scalar_gpus(container, "spec.job.podTemplateSpec") + settings.dra_gpus > 1:
         command = list(container.get("command") or [])
         if not command:
             raise SpecError(

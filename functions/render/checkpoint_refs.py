@@ -34,7 +34,7 @@ def check_checkpoints(components: tuple[Component, ...], platform: PlatformConfi
             raise SpecError(f"{config.path}: component {component.name}: {GATE_OFF}")
         if component.failover:
             raise SpecError(f"{config.path}: component {component.name!r}: {WITH_FAILOVER}")
-        if component.gms_mode == "InterPod":
+        if component.gms is not None and component.gms.mode == "InterPod":
             raise SpecError(f"{config.path}: component {component.name!r}: {WITH_INTERPOD_GMS}")
 
 
@@ -52,6 +52,11 @@ def resolved_from(component: Component, obj: dict[str, Any] | None, name: str, k
     targets = (config.target_container,)
     if obj is None:
         return ResolvedCheckpoint(component.name, name, known_id, config.startup_policy, False, False, "1", targets)
+    service = (obj.get("spec") or {}).get("gpuMemoryService") or {}
+    if component.gms is not None and not service.get("enabled"):
+        raise SpecError(
+            f"{config.path}: gpuMemoryService restore requires resolved checkpoint {name!r} to enable gpuMemoryService"
+        )
     return ResolvedCheckpoint(
         component=component.name,
         name=name,
@@ -61,6 +66,8 @@ def resolved_from(component: Component, obj: dict[str, Any] | None, name: str, k
         ready=(obj.get("status") or {}).get("phase") == "Ready",
         artifact_version=artifact_version(obj),
         targets=targets,
+        gms=bool(service.get("enabled")),
+        gms_extra_clients=tuple(service.get("extraClientContainers") or ()),
     )
 
 

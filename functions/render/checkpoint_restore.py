@@ -15,6 +15,7 @@ import copy
 from typing import Any
 
 from functions.api.graph import Component, ResolvedCheckpoint, SpecError
+from functions.render import gms
 from functions.render.checkpoint_ids import ARTIFACT_VERSION_ANNOTATION, CHECKPOINT_ID_LABEL
 from functions.render.checkpoint_job import (
     CONTROL_DIR,
@@ -151,6 +152,21 @@ def apply_restore_pod_spec(
             env.append({"name": CONTROL_ENV, "value": CONTROL_DIR})
         container["env"] = _with(env, {"name": STANDBY_ENV, "value": "1"})
         container["startupProbe"] = _startup_probe(container)
+    if checkpoint.gms:
+        _restore_gms(pod, checkpoint, containers)
+
+
+def _restore_gms(pod: dict[str, Any], checkpoint: ResolvedCheckpoint, containers: dict[str, dict[str, Any]]) -> None:
+    """A checkpoint taken with a GPU memory service restores with one: the ``gms-server`` sidecar and client
+    wiring on the targets and the checkpoint's extra clients in the pod. No pod claim is added: the component's
+    own GPU memory service provides it."""
+    for name in (*checkpoint.targets, *checkpoint.gms_extra_clients):
+        if name in containers:
+            gms.wire_client(containers[name])
+    pod["volumes"] = _with(list(pod.get("volumes") or []), {"name": gms.CONTROL_VOLUME, "emptyDir": {}})
+    if not any(c.get("name") == gms.SERVER for c in pod.get("initContainers") or []):
+        image = containers[checkpoint.targets[0]].get("image")
+        pod["initContainers"] = [*(pod.get("initContainers") or []), gms.server_sidecar(image)]
 
 
 def apply_probe_cadence(pod: dict[str, Any], targets: tuple[str, ...]) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 from functions.api.graph import Component, Graph
 from functions.render.backends import ORIGIN_VERSION_ANNOTATION
 from functions.render.checkpoint_restore import apply_component_checkpoint
+from functions.render.gms_graph import apply_component_gms
 from functions.render.labels import (
     BASE_MODEL_HASH,
     COMPONENT,
@@ -98,6 +99,7 @@ def render_deployment(ctx: PodContext, component: Component, name: str, xr_label
     if template_annotations:
         template_meta["annotations"] = template_annotations
     pod = render_pod_spec(ctx, component)
+    apply_component_gms(graph, component, pod, ctx.backend)
     apply_component_checkpoint(ctx, component, template_meta, pod)
     return {
         "apiVersion": "apps/v1",

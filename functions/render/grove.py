@@ -7,6 +7,7 @@ from typing import Any
 
 from functions.api.graph import Component, Graph
 from functions.render.checkpoint_restore import apply_component_checkpoint
+from functions.render.gms_graph import apply_component_gms
 from functions.render.labels import clique_annotations, clique_labels
 from functions.render.naming import clique_names, podcliqueset_name
 from functions.render.podspec import PodContext, render_pod_spec
@@ -64,6 +65,7 @@ def _clique(
     annotations = clique_annotations(ctx, component)
     if annotations:
         clique["annotations"] = annotations
+    apply_component_gms(ctx.graph, component, pod, ctx.backend)
     apply_component_checkpoint(ctx, component, clique, pod)
     checkpoint = ctx.graph.checkpoint_of(component.name)
     if checkpoint is not None and checkpoint.waiting:

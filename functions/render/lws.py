@@ -31,6 +31,7 @@ from functions.api.graph import MAIN_CONTAINER, Component, SpecError
 from functions.render import backends
 from functions.render.checkpoint_restore import apply_component_checkpoint
 from functions.render.deployment import kube_labels, pod_annotations
+from functions.render.gms_graph import apply_component_gms
 from functions.render.labels import SELECTOR, clique_labels
 from functions.render.podspec import PodContext
 from functions.render.roles import role_pod_spec
@@ -94,6 +95,7 @@ def _pod_template(ctx: PodContext, component: Component, role: str, lws_labels: 
     annotations = pod_annotations(component)
     if annotations:
         metadata["annotations"] = annotations
+    apply_component_gms(ctx.graph, component, pod, ctx.backend)
     apply_component_checkpoint(ctx, component, metadata, pod)
     return {"metadata": metadata, "spec": pod}
 

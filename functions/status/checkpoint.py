@@ -56,8 +56,10 @@ def decide(
     job: dict[str, Any] | None,
     snapshot: dict[str, Any] | None,
     pod_observed: bool,
+    unprepared: str | None = None,
 ) -> Decision:
-    """The phase, conditions and what to compose; ``previous`` is the XR's observed status."""
+    """The phase, conditions and what to compose; ``previous`` is the XR's observed status; ``unprepared`` why
+    a GPU-memory-service pod template is not ready to run (then the Job is never created)."""
     phase = previous.get("phase")
     same_job = previous.get("jobName") in (None, "", job_name)
     if phase in ("Ready", "Failed") and same_job:
@@ -75,6 +77,9 @@ def decide(
                 return _failed("JobDeletedBeforeComplete", message, keep_job=False)
             deleted = Condition(JOB_CREATED, "False", "JobDeleted", "Checkpoint job was deleted")
             return _failed("JobDeleted", "checkpoint job was deleted", job_created=deleted, keep_job=False)
+        if unprepared:
+            not_prepared = Condition(JOB_CREATED, "False", "GMSPodTemplateNotPrepared", unprepared)
+            return Decision("Failed", unprepared, [not_prepared])
         return Decision("Pending", compose_job=True)
     created = Condition(JOB_CREATED, "True", "JobCreated", f"Checkpoint job {job_name} created")
     if is_true(job, "Failed"):

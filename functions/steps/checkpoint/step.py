@@ -8,6 +8,9 @@ Job's pod, and reports the phase (reference checkpoint-gms-dgdr-model.md §1.9, 
   and its node agent captures; this step only reads their result on the PodSnapshot.
 - Ready when the PodSnapshot is bound and Ready and the Job Complete; then the Job is no longer composed.
 - Nothing is composed while ``checkpoint.enabled`` is off in the platform config (phase ``Pending``).
+- With ``gpuMemoryService`` the pod template must come prepared for the intra-pod GMS (else ``Failed``,
+  ``GMSPodTemplateNotPrepared``); the GPUs the target holds through DRA claims (the claim templates read as
+  required resources) count for the cuda-checkpoint wrapper.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from functions.api.graph import SpecError
 from functions.api.normalise import CROSSPLANE_SPEC_KEYS, _validation_error, claimed_object
 from functions.api.platform import PLATFORM_REQUIREMENT, PlatformConfigError, platform_config
 from functions.contract import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal
+from functions.render.checkpoint_gms import check_gms_spec, claim_template_requirements, dra_gpus, unprepared
 from functions.render.checkpoint_ids import artifact_version, checkpoint_id
 from functions.render.checkpoint_job import (
     JOB_NAME_LABEL,
@@ -31,6 +35,7 @@ from functions.render.checkpoint_job import (
     render_checkpoint_job,
     render_podsnapshot,
 )
+from functions.render.gms import DEFAULT_DEVICE_CLASS
 from functions.status.checkpoint import decide
 
 POD_REQUIREMENT = "checkpoint-job-pod"
@@ -43,9 +48,9 @@ def checkpoint_spec(xr: dict[str, Any]) -> dict[str, Any]:
         parsed = DynamoCheckpointSpec.model_validate(raw)
     except ValidationError as exc:
         raise _validation_error(exc, "spec") from None
-    if parsed.gpuMemoryService and parsed.gpuMemoryService.enabled:
-        raise SpecError("spec.gpuMemoryService: not supported yet by function-dynamo")
-    return parsed.model_dump(mode="json", exclude_none=True)
+    spec = parsed.model_dump(mode="json", exclude_none=True)
+    check_gms_spec(spec)
+    return spec
 
 
 def _job_pod(pods: list[dict[str, Any]], job: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -72,6 +77,16 @@ def dynamo_checkpoint(request: StepRequest) -> StepResponse:
     except ValueError as err:
         return fatal(f"EnvironmentConfig/dynamo-platform data.{err}", reason="InvalidSpec")
     ckpt_id = checkpoint_id(xr)
+    pod_spec = (spec["job"].get("podTemplateSpec") or {}).get("spec") or {}
+    target = next(
+        (
+            c
+            for c in pod_spec.get("containers") or []
+            if c.get("name") == spec["job"].get("targetContainerName", "main")
+        ),
+        {},
+    )
+    device_class = (spec.get("gpuMemoryService") or {}).get("deviceClassName") or DEFAULT_DEVICE_CLASS
     settings = JobSettings(
         name=claim.name,
         namespace=claim.namespace,
@@ -80,6 +95,7 @@ def dynamo_checkpoint(request: StepRequest) -> StepResponse:
         spec=spec,
         seccomp_profile=platform.checkpoint.seccomp_profile,
         storage=storage,
+        dra_gpus=dra_gpus(target, pod_spec, request.required, device_class),
     )
     name = job_name(ckpt_id, settings.artifact_version)
     observed = request.observed_resources
@@ -92,6 +108,7 @@ def dynamo_checkpoint(request: StepRequest) -> StepResponse:
         job=job,
         snapshot=snapshot,
         pod_observed=pod is not None,
+        unprepared=unprepared(spec),
     )
     desired: dict[str, dict[str, Any]] = {}
     try:
@@ -118,7 +135,7 @@ def dynamo_checkpoint(request: StepRequest) -> StepResponse:
         status["podSnapshotName"] = desired[PODSNAPSHOT_RESOURCE]["metadata"]["name"]
     if decision.created_at:
         status["createdAt"] = decision.created_at
-    requirements = {}
+    requirements = claim_template_requirements(pod_spec, claim.namespace)
     if job is not None:
         requirements[POD_REQUIREMENT] = ResourceSelector(
             "v1", "Pod", match_labels={JOB_NAME_LABEL: name}, namespace=claim.namespace

@@ -36,6 +36,8 @@ from functions.api.platform import PLATFORM_REQUIREMENT, PlatformConfig, Platfor
 from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal, is_preview
 from functions.render import backends
 from functions.render.deployment import render_deployment
+from functions.render.failover import check_failover
+from functions.render.gms_graph import check_gms, render_claim_templates
 from functions.render.labels import GRAPH_NAME, RESTART_AT, SELECTOR, WORKER_HASH
 from functions.render.lws import LWS_KIND, ROLE_LABEL, render_leaderworkersets
 from functions.render.mesh import render_frontend_mesh
@@ -143,6 +145,7 @@ def render_component(graph: Graph, name: str, platform: PlatformConfig, xr_label
             desired[model_service_name(component.model_ref)] = render_model_service(graph, component.model_ref)
         if component.multinode:
             desired[WAIT_LEADER_RESOURCE] = backends.wait_leader_configmap(graph.name, graph.namespace)
+        desired.update(render_claim_templates(graph))
     return dict(sorted(desired.items()))
 
 
@@ -236,6 +239,8 @@ def component_deployment(request: StepRequest) -> StepResponse:
         platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
         graph, name = dcd_graph(xr)
         xr_labels = (xr.get("metadata") or {}).get("labels") or {}
+        check_gms(graph.components, platform)
+        check_failover(graph, graph.components[0], component_backend(graph))
         checkpoint, requirements = resolve_dcd_checkpoint(graph, platform, request.required)
         if checkpoint is not None:
             graph = dataclasses.replace(graph, checkpoints=(checkpoint,))

@@ -23,6 +23,7 @@ from functions.render.checkpoint_auto import (
     auto_checkpoint_id,
     auto_checkpoint_name,
     render_auto_checkpoint,
+    render_checkpoint_claim_template,
 )
 from functions.render.checkpoint_refs import check_checkpoints, resolve_ref, resolved_from
 from functions.render.labels import GRAPH_NAME
@@ -89,6 +90,9 @@ def resolve_checkpoints(
             raise SpecError(f"{config.path}: checkpoint {name} already exists with checkpoint ID {observed_id}")
         ctx = PodContext(graph=graph, platform=platform, backend=backends.get(component.name, "noop"))
         desired[name] = render_auto_checkpoint(ctx, component, config, ckpt_id, uid)
+        claim_template = render_checkpoint_claim_template(ctx, component, config, ckpt_id)
+        if claim_template is not None:
+            desired[claim_template["metadata"]["name"]] = claim_template
         resolved.append(resolved_from(component, observed, name, ckpt_id))
     return GraphCheckpoints(tuple(resolved), desired, requirements)
 

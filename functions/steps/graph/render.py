@@ -16,6 +16,8 @@ from functions.api.platform import (
 from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal, is_preview
 from functions.render import backends
 from functions.render.component_pathway import DCD_KIND, raw_components, worker_hash
+from functions.render.failover import check_failover
+from functions.render.gms_graph import check_gms, render_claim_templates
 from functions.render.grove import render_podcliqueset
 from functions.render.mesh import render_mesh
 from functions.render.mpi_secret import needs_ssh_secret, ssh_secret, ssh_secret_requirement
@@ -115,7 +117,8 @@ def render_graph(graph: Graph, platform: PlatformConfig) -> dict[str, dict[str, 
 
 def render_graph_shared(graph: Graph, platform: PlatformConfig, *, frontend_mesh: bool) -> dict[str, dict[str, Any]]:
     """What the DGD itself composes on either pathway: discovery RBAC, model Services, the wait-for-leader
-    ConfigMap, EPP resources (and, on the Grove pathway, the frontend Ingress/VirtualService), adapters."""
+    ConfigMap, EPP resources (and, on the Grove pathway, the frontend Ingress/VirtualService), adapters, the
+    GPU memory services' ResourceClaimTemplates."""
     ctx = PodContext(graph=graph, platform=platform)
     desired: dict[str, dict[str, Any]] = {}
     if ctx.discovery_backend == "kubernetes":
@@ -126,6 +129,7 @@ def render_graph_shared(graph: Graph, platform: PlatformConfig, *, frontend_mesh
         desired[WAIT_LEADER_RESOURCE] = backends.wait_leader_configmap(graph.name, graph.namespace)
     desired.update(render_mesh(graph, platform, frontend=frontend_mesh))
     desired.update(render_scaling_adapters(graph))
+    desired.update(render_claim_templates(graph))
     return desired
 
 
@@ -171,7 +175,11 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
         check_annotations(graph)
         check_costly_rules(request.observed_composite.get("spec") or {})
         pvcs, lookups = _storage(request, graph)
-        checkpoints = resolve_checkpoints(request, graph, platform, _backends(graph))
+        check_gms(graph.components, platform)
+        component_backends = _backends(graph)
+        for component in graph.components:
+            check_failover(graph, component, component_backends[component.name])
+        checkpoints = resolve_checkpoints(request, graph, platform, component_backends)
         graph = dataclasses.replace(graph, checkpoints=checkpoints.resolved)
         lookups.update(checkpoints.requirements)
         status: dict[str, Any] = {STATUS_FIELD: origin}

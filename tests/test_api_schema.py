@@ -249,3 +249,37 @@ def test_checkpoint_xrd_names_version_columns_and_the_identity_rule() -> None:
     assert IDENTITY_IMMUTABLE in rules
     root = [v["x-kubernetes-validations"] for v in [upstream["schema"]["openAPIV3Schema"]]]
     assert root[0][0]["message"] == IDENTITY_IMMUTABLE["message"]  # upstream's root rule, moved onto spec
+
+
+# --- DynamoModel ----------------------------------------------------------------------------------------------
+
+DM_CRD_FILE = "nvidia.com_dynamomodels.yaml"
+
+
+@pytest.mark.parametrize("part", ["spec", "status"])
+def test_dynamomodel_schema_equals_upstream_crd(part: str) -> None:
+    from functions.api.model import DynamoModelSpec, DynamoModelStatus
+
+    upstream = strip_descriptions(version_schemas(load_upstream_crd(upstream_dir(), DM_CRD_FILE))["v1alpha1"])
+    theirs = upstream["properties"][part]
+    if part == "status":
+        theirs["properties"].pop("conditions")  # Crossplane owns status.conditions of every XR
+    ours = openapi_for_model(DynamoModelSpec if part == "spec" else DynamoModelStatus, {})
+    assert _sorted_required(ours) == _sorted_required(theirs)
+
+
+def test_dynamomodel_xrd_names_version_columns_and_the_webhook_rules() -> None:
+    from functions.xrd.model import DM_COLUMNS, SPEC_BOUNDS, WEBHOOK_RULES
+
+    spec = all_xrds(upstream_dir())["dynamomodels.yaml"]["spec"]
+    assert (spec["names"]["kind"], spec["claimNames"]["kind"]) == ("XDynamoModel", "DynamoModel")
+    assert spec["claimNames"]["shortNames"] == ["dm"]
+    (version,) = spec["versions"]
+    assert (version["name"], version["referenceable"], version["served"]) == ("v1alpha1", True, True)
+    (upstream,) = load_upstream_crd(upstream_dir(), DM_CRD_FILE)["spec"]["versions"]
+    theirs = [c for c in upstream["additionalPrinterColumns"] if c["name"] != "Age"]
+    assert [dict(sorted(c.items())) for c in DM_COLUMNS] == [dict(sorted(c.items())) for c in theirs]
+    schema = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert schema["x-kubernetes-validations"] == WEBHOOK_RULES
+    # The only additions to upstream's schema: bounds the CEL cost budget needs.
+    assert {f: schema["properties"][f]["maxLength"] for f in SPEC_BOUNDS} == SPEC_BOUNDS

@@ -67,7 +67,11 @@ def test_examples_are_valid() -> None:
         if d["kind"] == "DynamoCheckpoint"
     ]
     assert len(observed_checkpoints) == 5
+    # The DynamoModel claims and the DGD whose Service they read, in examples/model.
+    models = load_documents(REPO / "examples" / "model")
+    assert sorted(d["kind"] for d in models) == ["DynamoGraphDeployment", "DynamoModel", "DynamoModel"]
     valid = len(EXAMPLE_CLAIMS) + len(adapters) + len(dcds) + len(nested) + len(checkpoints) + len(observed_checkpoints)
+    valid += len(models)
     assert f"{valid} valid (0 not renderable yet), 0 invalid" in proc.stdout
 
 

@@ -130,6 +130,13 @@ class DRA(_Config):
     enabled: bool | None = None
 
 
+class Model(_Config):
+    """This package's own section: the image of the Job that loads a DynamoModel's LoRA adapter (a shell and
+    curl; see functions.render.lora_job)."""
+
+    loraJobImage: str = "curlimages/curl:8.11.1"
+
+
 class MPI(_Config):
     sshSecretName: str = "mpi-run-ssh-secret"  # Helm default
     sshSecretNamespace: str | None = None
@@ -151,6 +158,7 @@ class PlatformConfig(_Config):
     serviceMesh: ServiceMesh = Field(default_factory=ServiceMesh)
     checkpoint: Checkpoint = Field(default_factory=Checkpoint)
     dra: DRA = Field(default_factory=DRA)
+    model: Model = Field(default_factory=Model)
     mpi: MPI = Field(default_factory=MPI)
     gpu: GPU = Field(default_factory=GPU)
     namespace: Namespace = Field(default_factory=Namespace)

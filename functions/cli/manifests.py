@@ -16,6 +16,7 @@ CLAIM_KINDS = {
     "DynamoComponentDeployment": ("XDynamoComponentDeployment", f"{GROUP}/v1beta1"),
     "DynamoGraphDeployment": ("XDynamoGraphDeployment", f"{GROUP}/v1beta1"),
     "DynamoGraphDeploymentScalingAdapter": ("XDynamoGraphDeploymentScalingAdapter", f"{GROUP}/v1beta1"),
+    "DynamoModel": ("XDynamoModel", f"{GROUP}/v1alpha1"),
 }
 CLAIM_NAME_LABEL = "crossplane.io/claim-name"
 CLAIM_NAMESPACE_LABEL = "crossplane.io/claim-namespace"

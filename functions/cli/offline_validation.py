@@ -19,6 +19,7 @@ from functions.steps import Step
 from functions.steps.checkpoint.step import dynamo_checkpoint
 from functions.steps.component.step import component_deployment
 from functions.steps.graph.render import render_graph_deployment
+from functions.steps.model.step import dynamo_model
 from functions.steps.scaling.step import scaling_adapter
 from functions.validation import FieldValidation
 
@@ -28,6 +29,7 @@ CLAIM_STEPS: dict[str, Step] = {
     "DynamoComponentDeployment": component_deployment,
     "DynamoGraphDeploymentScalingAdapter": scaling_adapter,
     "DynamoCheckpoint": dynamo_checkpoint,
+    "DynamoModel": dynamo_model,
 }
 UNSUPPORTED = "not supported yet"
 

@@ -1,7 +1,8 @@
 """The step registry: the ``kind`` of a pipeline step's Input selects the step.
 
 One subpackage per composite kind holds its steps (``graph``: ``GraphDeployment`` and
-``GraphStatus``; ``component``; ``scaling``; ``checkpoint``). A new kind adds its subpackage and one line here.
+``GraphStatus``; ``component``; ``scaling``; ``checkpoint``; ``model``). A new kind adds its subpackage and
+one line here.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from functions.steps.checkpoint.step import dynamo_checkpoint
 from functions.steps.component.step import component_deployment
 from functions.steps.graph.render import render_graph_deployment
 from functions.steps.graph.status import graph_status
+from functions.steps.model.step import dynamo_model
 from functions.steps.scaling.step import scaling_adapter
 
 INPUT_API_VERSION = "dynamo.fn.crossplane.io/v1beta1"
@@ -30,6 +32,7 @@ STEPS: dict[str, Step] = {
     "ComponentDeployment": component_deployment,
     "GraphDeployment": render_graph_deployment,
     "GraphStatus": graph_status,
+    "Model": dynamo_model,
     "Noop": passthrough,
     "ScalingAdapter": scaling_adapter,
 }

@@ -37,6 +37,7 @@ from functions.render.checkpoint_job import (
 )
 from functions.render.gms import DEFAULT_DEVICE_CLASS
 from functions.status.checkpoint import decide
+from functions.status.job import job_pod
 
 POD_REQUIREMENT = "checkpoint-job-pod"
 
@@ -51,18 +52,6 @@ def checkpoint_spec(xr: dict[str, Any]) -> dict[str, Any]:
     spec = parsed.model_dump(mode="json", exclude_none=True)
     check_gms_spec(spec)
     return spec
-
-
-def _job_pod(pods: list[dict[str, Any]], job: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The pod the observed Job controls (upstream: labelled with the Job's name and controlled by it)."""
-    if job is None:
-        return None
-    uid = (job.get("metadata") or {}).get("uid")
-    for pod in pods:
-        for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
-            if ref.get("kind") == "Job" and ref.get("controller") and (uid is None or ref.get("uid") == uid):
-                return pod
-    return None
 
 
 def dynamo_checkpoint(request: StepRequest) -> StepResponse:
@@ -100,7 +89,7 @@ def dynamo_checkpoint(request: StepRequest) -> StepResponse:
     name = job_name(ckpt_id, settings.artifact_version)
     observed = request.observed_resources
     job, snapshot = observed.get(JOB_RESOURCE), observed.get(PODSNAPSHOT_RESOURCE)
-    pod = _job_pod(request.required.get(POD_REQUIREMENT, []), job)
+    pod = job_pod(request.required.get(POD_REQUIREMENT, []), job)
     decision = decide(
         previous=xr.get("status") or {},
         job_name=name,

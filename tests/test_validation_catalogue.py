@@ -14,6 +14,7 @@ from functions.cli.manifests import claim_to_xr, load_documents
 from functions.contract import StepRequest
 from functions.steps.checkpoint.step import dynamo_checkpoint
 from functions.steps.graph.render import render_graph_deployment
+from functions.steps.model.step import dynamo_model
 from functions.validation import derive_crds, validate_object
 from functions.xrd.rules import RULES
 
@@ -26,6 +27,7 @@ ENFORCED_BY = {"xrd-schema", "xrd-cel", "function", "not-enforced"}
 KINDS = {
     "DynamoGraphDeployment": ("dynamographdeployments.yaml", render_graph_deployment),
     "DynamoCheckpoint": ("dynamocheckpoints.yaml", dynamo_checkpoint),
+    "DynamoModel": ("dynamomodels.yaml", dynamo_model),
 }
 
 
@@ -57,11 +59,6 @@ def claim_crds() -> dict[str, dict[str, Any]]:
         (xrd,) = load_documents(REPO / "xrds" / xrd_file)
         crds[kind] = next(c for c in derive_crds(xrd) if c["spec"]["names"]["kind"] == kind)
     return crds
-
-
-@pytest.fixture(scope="module")
-def claim_crd(claim_crds: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    return claim_crds["DynamoGraphDeployment"]
 
 
 def test_catalogue_rows_are_well_formed() -> None:
@@ -137,7 +134,8 @@ UPDATE_ROWS = [row for row in ROWS if row.get("old") is not None]
 
 
 @pytest.mark.parametrize("row", UPDATE_ROWS, ids=[r["id"] for r in UPDATE_ROWS])
-def test_an_unchanged_update_passes(row: dict[str, Any], claim_crd: dict[str, Any]) -> None:
+def test_an_unchanged_update_passes(row: dict[str, Any], claim_crds: dict[str, dict[str, Any]]) -> None:
     """Transition rules must not reject an update that changes nothing."""
     unchanged = claim(row, row["old"])
-    assert validate_object(unchanged, claim_crd, old=unchanged) == []
+    crd = claim_crds[row.get("resource", "DynamoGraphDeployment")]
+    assert validate_object(unchanged, crd, old=unchanged) == []

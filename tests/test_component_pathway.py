@@ -38,7 +38,7 @@ PLATFORM = {
 # upstream's webhook rejects without Grove, and the LWS render-time checks upstream's DCD controller makes.
 EXPECTED_FAILURE = re.compile(
     r"(gpuMemoryService\.mode|failover): not supported yet"
-    r"|allowed only on the Grove pathway"
+    r"|allowed only on the Grove pathway|requires the Grove pathway"
     r"|rendered as LeaderWorkerSets need"
 )
 CORPUS = [(i, d) for i, d in corpus_dgds() if d.get("spec")]

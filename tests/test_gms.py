@@ -134,10 +134,11 @@ def test_a_standalone_dcd_composes_its_own_claim_template() -> None:
          "requires podTemplate.spec.containers[main].resources.limits.nvidia.com/gpu >= 1"),
         (lambda c, p: c["spec"]["components"][0]["experimental"]["gpuMemoryService"].update(
             extraClientContainers=["ghost"]), "'ghost' does not name a container in podTemplate.spec.containers"),
-        (lambda c, p: c["spec"]["components"][0]["experimental"].update(gpuMemoryService={"mode": "InterPod"}),
+        (lambda c, p: (c["spec"]["components"][0]["experimental"].update(gpuMemoryService={"mode": "InterPod"}),
+                       c["spec"]["components"][0].update(multinode={"nodeCount": 2})),
          "experimental.gpuMemoryService.mode: not supported yet"),
     ],
-    ids=["dra-off", "frontend", "no-gpus", "unknown-client", "inter-pod"],
+    ids=["dra-off", "frontend", "no-gpus", "unknown-client", "inter-pod-multinode"],
 )  # fmt: skip
 def test_upstreams_rules_are_fatal_naming_the_field(change: Any, message: str) -> None:
     claim, platform = graph(), copy.deepcopy(PLATFORM)
@@ -202,3 +203,99 @@ def test_a_gms_component_cannot_restore_from_a_checkpoint_without_one() -> None:
     }
     with pytest.raises(RenderError, match="gpuMemoryService restore requires resolved checkpoint 'plain'"):
         run(claim, required=[*PLATFORM, plain])
+
+
+# --- the inter-pod layout (Grove, single-node) -------------------------------------------------------------------
+
+
+def inter_pod(failover: Obj | None = None) -> Obj:
+    claim = graph({"mode": "InterPod"})
+    if failover is not None:
+        claim["spec"]["components"][0]["experimental"]["failover"] = failover
+        claim["metadata"]["annotations"] = {"nvidia.com/dynamo-kube-discovery-mode": "container"}
+    return claim
+
+
+def test_the_inter_pod_layout_is_a_weight_server_and_engines_sharing_a_claim_per_replica() -> None:
+    from rendering import check_resource
+
+    out = run(inter_pod())
+    (pcs,) = of_kind(out.composed, "PodCliqueSet")
+    check_resource(pcs)  # against Grove's CRD
+    template = pcs["spec"]["template"]
+    assert template["cliqueStartupType"] == "CliqueStartupTypeExplicit"
+    assert template["resourceClaimTemplates"] == [{"name": "vllmworker-gpu-rank-0", "templateSpec": {"spec": {
+        "devices": {"requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2}}]}}}}]  # fmt: skip
+    (group,) = template["podCliqueScalingGroups"]
+    assert group == {
+        "name": "vllmworker", "cliqueNames": ["vllmworker-gms-0", "vllmworker"], "replicas": 1, "minAvailable": 1,
+        "resourceSharing": [{"name": "vllmworker-gpu-rank-0", "scope": "PerReplica",
+                             "filter": {"childCliqueNames": ["vllmworker-gms-0", "vllmworker"]}}],
+    }  # fmt: skip
+    server, engine = template["cliques"]
+    assert (server["name"], server["spec"]["replicas"], engine["name"], engine["spec"]["replicas"]) == (
+        "vllmworker-gms-0", 1, "vllmworker", 1)  # fmt: skip
+    assert engine["spec"]["startsAfter"] == ["vllmworker-gms-0"]
+    assert "nvidia.com/dynamo-discovery-backend" not in server["labels"], "the weight server is not discovered"
+    main = server["spec"]["podSpec"]["containers"][0]
+    assert main["command"] == ["bash", "-c"] and "gpu_memory_service.cli.server" in main["args"][0]
+    assert (
+        main["startupProbe"]["exec"]["command"][-1] == "test $(ls /run/gms/shared/gms_*.sock 2>/dev/null | wc -l) -ge 4"
+    )
+    assert "livenessProbe" not in main and "readinessProbe" not in main
+    engine_main = engine["spec"]["podSpec"]["containers"][0]
+    env = {e["name"]: e for e in engine_main["env"]}
+    assert env["ENGINE_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.labels['grove.io/podclique-pod-index']"
+    assert env["GMS_SOCKET_DIR"]["value"] == "/run/gms/shared"
+    assert env["FAILOVER_LOCK_PATH"]["value"] == "/run/gms/shared/failover.lock"
+    assert "DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS" not in env and "DYN_VLLM_GMS_SHADOW_MODE" not in env
+    assert engine_main["args"].count("--load-format") == 1, "the graph's own --load-format gms is kept, not doubled"
+    for pod in (server["spec"]["podSpec"], engine["spec"]["podSpec"]):
+        container = pod["containers"][0]
+        assert "nvidia.com/gpu" not in (container["resources"].get("limits") or {})
+        assert {"name": "gms-shared", "hostPath": {"path": "/run/gms", "type": "DirectoryOrCreate"}} in pod["volumes"]
+        mount = {"name": "gms-shared", "mountPath": "/run/gms/shared"}
+        mount["subPathExpr"] = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)/rank-0"
+        assert mount in container["volumeMounts"]
+        (fix,) = [c for c in pod["initContainers"] if c["name"] == "fix-gms-perms"]
+        assert fix["command"] == ["sh", "-c", "chmod 1777 /run/gms/shared"]
+        assert fix["securityContext"] == {"runAsUser": 0, "runAsNonRoot": False}
+    assert of_kind(out.composed, "ResourceClaimTemplate"), "the DGD-level claim template is still composed"
+
+
+def test_inter_pod_failover_runs_a_primary_and_its_shadows() -> None:
+    claim = inter_pod({"mode": "InterPod", "numShadows": 1})
+    claim["spec"]["components"][0]["podTemplate"]["spec"]["containers"][0]["args"] = ["--model", "m"]
+    (pcs,) = of_kind(run(claim).composed, "PodCliqueSet")
+    _, engine = pcs["spec"]["template"]["cliques"]
+    assert engine["spec"]["replicas"] == 2
+    assert engine["labels"]["nvidia.com/dynamo-failover-engine-group-member"] == "true"
+    pod = engine["spec"]["podSpec"]
+    assert pod["restartPolicy"] == "Never"
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert env["DYN_VLLM_GMS_SHADOW_MODE"] == "true"
+    assert pod["containers"][0]["args"][-2:] == ["--load-format", "gms"], "injected when absent"
+
+
+def test_inter_pod_needs_grove_and_vllm() -> None:
+    claim = inter_pod()
+    claim["metadata"]["annotations"] = {"nvidia.com/enable-grove": "false"}
+    with pytest.raises(
+        RenderError, match=r"gpuMemoryService\.mode: the inter-pod GPU memory service requires the Grove"
+    ):
+        run(claim)
+    claim = inter_pod()
+    claim["spec"]["backendFramework"] = "sglang"
+    claim["spec"]["components"][0]["podTemplate"]["spec"]["containers"][0]["command"] = [
+        "python3",
+        "-m",
+        "dynamo.sglang",
+    ]
+    with pytest.raises(RenderError, match=r"supported only for vLLM \(detected backend: sglang\)"):
+        run(claim)
+
+
+def test_the_status_step_reads_the_inter_pod_scaling_group() -> None:
+    out = run(inter_pod())
+    assert out.composite["status"]["components"]["VllmWorker"]["componentKind"] == "PodCliqueScalingGroup"

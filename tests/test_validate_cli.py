@@ -123,9 +123,9 @@ def test_old_checks_an_update(tmp_path: Path) -> None:
 
 def test_unsupported_features_are_valid_but_flagged(tmp_path: Path) -> None:
     gms = {"enabled": True, "mode": "interPod"}
-    doc = dgd(
-        {"services": {"a": {"componentType": "worker", "gpuMemoryService": gms, "resources": {"limits": {"gpu": "1"}}}}}
-    )
+    main = {"mainContainer": {"command": ["python3", "-m", "dynamo.vllm"]}}
+    worker = {"componentType": "worker", "gpuMemoryService": gms, "resources": {"limits": {"gpu": "1"}}}
+    doc = dgd({"services": {"a": {**worker, "multinode": {"nodeCount": 2}, "extraPodSpec": main}}})
     proc = validate(str(write(tmp_path / "gms.yaml", doc)))
     assert proc.returncode == 0, proc.stdout
     assert "cannot render it yet: spec.services.a.gpuMemoryService.mode: not supported yet" in proc.stdout

@@ -92,12 +92,13 @@ def _shared_memory(service: v1alpha1.Service) -> str | None:
     return str(service.sharedMemory.size) if service.sharedMemory.size is not None else DEFAULT_SHARED_MEMORY
 
 
-def unsupported_paths(gms: GMSConfig | None, failover: FailoverConfig | None) -> tuple[str, ...]:
-    """The GPU-memory-service features this package does not render yet (the step's Fatal names them)."""
+def unsupported_paths(gms: GMSConfig | None, failover: FailoverConfig | None, multinode: bool) -> tuple[str, ...]:
+    """The GPU-memory-service features this package does not render yet (the step's Fatal names them): the
+    inter-pod layout of a multinode component."""
     found = []
-    if gms is not None and gms.mode == "InterPod":
+    if multinode and gms is not None and gms.mode == "InterPod":
         found.append(f"{gms.path}.mode")
-    if failover is not None and failover.mode == "InterPod":
+    if multinode and failover is not None and failover.mode == "InterPod":
         found.append(f"{failover.path}.mode")
     return tuple(found)
 
@@ -213,7 +214,7 @@ def component_from_service(key: str, service: v1alpha1.Service) -> Component:
         epp_config=epp_config,
         epp_config_ref=epp_config_ref,
         scaling_adapter=bool(service.scalingAdapter and service.scalingAdapter.enabled),
-        unsupported=unsupported_paths(gms, failover),
+        unsupported=unsupported_paths(gms, failover, service.multinode is not None),
         checkpoint=checkpoint_config(service.checkpoint, f"spec.services.{key}.checkpoint"),
         gms=gms,
         failover=failover,

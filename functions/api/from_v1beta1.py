@@ -69,7 +69,7 @@ def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Comp
         epp_config=epp_config,
         epp_config_ref=epp_config_ref,
         scaling_adapter=component.scalingAdapter is not None,
-        unsupported=unsupported_paths(gms, failover),
+        unsupported=unsupported_paths(gms, failover, component.multinode is not None),
         checkpoint=checkpoint_config(
             experimental.checkpoint if experimental else None, f"spec.components[{index}].experimental.checkpoint"
         ),

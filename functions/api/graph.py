@@ -194,6 +194,15 @@ class Component:
         return self.node_count > 1
 
     @property
+    def inter_pod_gms(self) -> bool:
+        return self.gms is not None and self.gms.mode == "InterPod"
+
+    @property
+    def scaling_group(self) -> bool:
+        """Grove runs the component as a PodCliqueScalingGroup: multinode, or an inter-pod GPU memory service."""
+        return self.multinode or self.inter_pod_gms
+
+    @property
     def key(self) -> str:
         """Lower-case name used in child object names (upstream ``strings.ToLower(serviceKey)``)."""
         return self.name.lower()

@@ -58,6 +58,25 @@ def check_gms(components: tuple[Component, ...], platform: PlatformConfig) -> No
                 )
 
 
+def check_inter_pod(components: tuple[Component, ...], backends: dict[str, str], grove: bool) -> None:
+    """The inter-pod layout needs the Grove pathway and vLLM (upstream's webhook, §3.2 item 6)."""
+    for component in components:
+        if not component.inter_pod_gms:
+            continue
+        assert component.gms is not None
+        if not grove:
+            raise SpecError(
+                f"{component.gms.path}.mode: the inter-pod GPU memory service requires the Grove pathway "
+                "(this graph does not use Grove)"
+            )
+        backend = backends.get(component.name, "noop")
+        if backend != "vllm":
+            raise SpecError(
+                f"{component.gms.path}.mode: the inter-pod GMS layout is currently supported only for vLLM "
+                f"(detected backend: {backend})"
+            )
+
+
 def claim_template_name(graph: Graph, component: Component) -> str:
     """``{dgd}-{lower(component)}-gpu``; a standalone DCD's graph name is its own."""
     return gms.rct_name(graph.name, component.key)

@@ -6,9 +6,10 @@ import re
 from typing import Any
 
 from functions.api.graph import Component, Graph
+from functions.render import gms, gms_interpod
 from functions.render.checkpoint_restore import apply_component_checkpoint
-from functions.render.gms_graph import apply_component_gms
-from functions.render.labels import clique_annotations, clique_labels
+from functions.render.gms_graph import apply_component_gms, main_container
+from functions.render.labels import DISCOVERY_BACKEND, DISCOVERY_ENABLED, clique_annotations, clique_labels
 from functions.render.naming import clique_names, podcliqueset_name
 from functions.render.podspec import PodContext, render_pod_spec
 from functions.render.roles import role_pod_spec
@@ -76,14 +77,51 @@ def _clique(
     return clique
 
 
+def _inter_pod_component(
+    ctx: PodContext, component: Component
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """(the weight-server and engine cliques, their scaling group, the PodCliqueSet's claim template) of a
+    single-node component with an inter-pod GPU memory service (``functions.render.gms_interpod``)."""
+    server_name, engine_name = clique_names(component)
+    gpus = gms.scalar_gpus(main_container(component), f"{component.gms.path if component.gms else ''}")
+    server = _clique(ctx, component, server_name, 1, 1, None)
+    server["spec"]["podSpec"] = gms_interpod.server_pod(server["spec"]["podSpec"], gpus)
+    server["labels"] = {k: v for k, v in server["labels"].items() if k not in (DISCOVERY_BACKEND, DISCOVERY_ENABLED)}
+    engine = _clique(ctx, component, engine_name, gms_interpod.engine_replicas(component), 1, None)
+    engine["spec"]["podSpec"] = gms_interpod.engine_pod(engine["spec"]["podSpec"], component, ctx.backend)
+    engine["spec"]["startsAfter"] = [server_name]
+    if component.failover is not None and component.failover.mode == "InterPod":
+        engine["labels"] = dict(sorted({**engine["labels"], gms_interpod.FAILOVER_MEMBER_LABEL: "true"}.items()))
+    for clique in (server, engine):
+        clique.pop("topologyConstraint", None)  # on the scaling group instead
+    group: dict[str, Any] = {
+        "name": component.key,
+        "cliqueNames": [server_name, engine_name],
+        "replicas": component.replicas,
+        "minAvailable": component.min_available or 1,
+        "resourceSharing": gms_interpod.resource_sharing(component),
+    }
+    if component.pack_domain:
+        group["topologyConstraint"] = {"packDomain": component.pack_domain}
+    return [server, engine], group, gms_interpod.pcs_claim_template(component, gpus)
+
+
 def render_podcliqueset(ctx: PodContext, component_backends: dict[str, str]) -> dict[str, Any]:
     """``component_backends`` maps component name to its resolved backend (vllm, sglang, trtllm, noop)."""
     graph = ctx.graph
     cliques: list[dict[str, Any]] = []
     scaling_groups: list[dict[str, Any]] = []
     explicit_startup = False
+    claim_templates: list[dict[str, Any]] = []
     for component in graph.components:
         cctx = PodContext(graph=graph, platform=ctx.platform, backend=component_backends.get(component.name, "noop"))
+        if component.inter_pod_gms:
+            pair, group, claim_template = _inter_pod_component(cctx, component)
+            cliques += pair
+            scaling_groups.append(group)
+            claim_templates.append(claim_template)
+            explicit_startup = True  # the engines start after their weight server
+            continue
         if not component.multinode:
             (name,) = clique_names(component)
             cliques.append(_clique(cctx, component, name, component.replicas, component.min_available or 1, None))
@@ -115,6 +153,8 @@ def render_podcliqueset(ctx: PodContext, component_backends: dict[str, str]) -> 
     }
     if scaling_groups:
         template["podCliqueScalingGroups"] = scaling_groups
+    if claim_templates:
+        template["resourceClaimTemplates"] = claim_templates
     if graph.pack_domain:
         template["topologyConstraint"] = {"packDomain": graph.pack_domain}
     if graph.priority_class_name:

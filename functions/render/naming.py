@@ -42,8 +42,8 @@ def _fnv32a(data: bytes) -> int:
 
 
 def grove_name_budget(component: Component) -> int:
-    """Characters a component takes from the 45: its clique, plus its scaling group when multinode."""
-    if component.multinode:
+    """Characters a component takes from the 45: its clique, plus its scaling group when it has one."""
+    if component.scaling_group:
         return len(component.key) + max(len(n) for n in clique_names(component))
     return len(component.key)
 
@@ -58,9 +58,12 @@ def podcliqueset_name(graph: Graph) -> str:
 
 
 def clique_names(component: Component) -> tuple[str, ...]:
-    """Single-node: ``{svc}``; multinode: leader ``{svc}-ldr`` and worker ``{svc}-wkr``."""
+    """Single-node: ``{svc}``; multinode: leader ``{svc}-ldr`` and worker ``{svc}-wkr``; an inter-pod GPU
+    memory service: its weight server ``{svc}-gms-0`` and the engines ``{svc}``."""
     if component.multinode:
         return (f"{component.key}-ldr", f"{component.key}-wkr")
+    if component.inter_pod_gms:
+        return (f"{component.key}-gms-0", component.key)
     return (component.key,)
 
 

@@ -72,11 +72,11 @@ def component_statuses(
     out = []
     for component in graph.components:
         name = grove_resource_name(pcs_name, component)
-        if component.multinode:
+        if component.scaling_group:
             readiness, counts = pcsg_readiness(_lookup(pcsgs, name, graph.namespace), name)
         else:
             readiness, counts = podclique_readiness(_lookup(podcliques, name, graph.namespace), name)
-        out.append(ComponentStatus(component.name, name, component.multinode, readiness, counts))
+        out.append(ComponentStatus(component.name, name, component.scaling_group, readiness, counts))
     return tuple(out)
 
 

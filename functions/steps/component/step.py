@@ -37,7 +37,7 @@ from functions.contract import Condition, DesiredResource, StepRequest, StepResp
 from functions.render import backends
 from functions.render.deployment import render_deployment
 from functions.render.failover import check_failover
-from functions.render.gms_graph import check_gms, render_claim_templates
+from functions.render.gms_graph import check_gms, check_inter_pod, render_claim_templates
 from functions.render.labels import GRAPH_NAME, RESTART_AT, SELECTOR, WORKER_HASH
 from functions.render.lws import LWS_KIND, ROLE_LABEL, render_leaderworkersets
 from functions.render.mesh import render_frontend_mesh
@@ -240,6 +240,7 @@ def component_deployment(request: StepRequest) -> StepResponse:
         graph, name = dcd_graph(xr)
         xr_labels = (xr.get("metadata") or {}).get("labels") or {}
         check_gms(graph.components, platform)
+        check_inter_pod(graph.components, {graph.components[0].name: component_backend(graph)}, grove=False)
         check_failover(graph, graph.components[0], component_backend(graph))
         checkpoint, requirements = resolve_dcd_checkpoint(graph, platform, request.required)
         if checkpoint is not None:

@@ -17,7 +17,7 @@ from functions.contract import DesiredResource, ResourceSelector, Result, StepRe
 from functions.render import backends
 from functions.render.component_pathway import DCD_KIND, raw_components, worker_hash
 from functions.render.failover import check_failover
-from functions.render.gms_graph import check_gms, render_claim_templates
+from functions.render.gms_graph import check_gms, check_inter_pod, render_claim_templates
 from functions.render.grove import render_podcliqueset
 from functions.render.mesh import render_mesh
 from functions.render.mpi_secret import needs_ssh_secret, ssh_secret, ssh_secret_requirement
@@ -177,6 +177,7 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
         pvcs, lookups = _storage(request, graph)
         check_gms(graph.components, platform)
         component_backends = _backends(graph)
+        check_inter_pod(graph.components, component_backends, uses_grove(graph, platform))
         for component in graph.components:
             check_failover(graph, component, component_backends[component.name])
         checkpoints = resolve_checkpoints(request, graph, platform, component_backends)

@@ -44,8 +44,11 @@ export GOWORK=off CGO_ENABLED=0
 start=$SECONDS
 
 # version_ok BINARY VERSION: the binary exists and prints VERSION in its --version output.
+# The output is read whole before it is searched: with pipefail, "cmd | grep -q" fails whenever grep stops
+# reading early and cmd dies of SIGPIPE, which on a loaded machine made a good binary look wrong.
 version_ok() {
-    [[ -x "$1" ]] && "$1" --version 2>/dev/null | grep -qF "${2#v}"
+    local out
+    [[ -x "$1" ]] && out="$("$1" --version 2>/dev/null)" && [[ "$out" == *"${2#v}"* ]]
 }
 
 # build_logged LOG DIR ARGS...: go build in DIR; on failure show the log without download lines.

@@ -142,7 +142,8 @@ crossplane_build() {
 # --- Crossplane CLI -----------------------------------------------------------
 
 crank_ok() {
-    [[ -x "$CRANK" ]] && "$CRANK" version --client 2>/dev/null | grep -qF "$CROSSPLANE_VERSION"
+    local out  # read whole, then searched: "cmd | grep -q" under pipefail fails when cmd gets SIGPIPE
+    [[ -x "$CRANK" ]] && out="$("$CRANK" version --client 2>/dev/null)" && [[ "$out" == *"$CROSSPLANE_VERSION"* ]]
 }
 
 if crank_ok; then
@@ -211,7 +212,7 @@ fi
 
 # --- Helm and the RBAC of Crossplane's chart ----------------------------------------
 
-if [[ -x "$HELM" ]] && "$HELM" version --short 2>/dev/null | grep -qF "$HELM_VERSION"; then
+if [[ -x "$HELM" ]] && [[ "$("$HELM" version --short 2>/dev/null)" == *"$HELM_VERSION"* ]]; then
     step "helm $HELM_VERSION: present: $HELM"
 else
     step "helm $HELM_VERSION: building $HELM_MODULE/cmd/helm (~3 minutes on a cold module cache)"
@@ -222,7 +223,7 @@ else
         "$HELM_MODULE/cmd/helm@$HELM_VERSION") >"$work/helm.log" 2>&1 \
         || { grep -v '^go: downloading ' "$work/helm.log" | tail -n 40 >&2; die "building helm $HELM_VERSION failed"; }
     mv -f "$gobin/helm" "$HELM"
-    "$HELM" version --short | grep -qF "$HELM_VERSION" || die "built $HELM but it does not report $HELM_VERSION"
+    [[ "$("$HELM" version --short)" == *"$HELM_VERSION"* ]] || die "built $HELM but it does not report $HELM_VERSION"
     step "helm $HELM_VERSION: built in $((SECONDS - t0))s: $HELM"
 fi
 

@@ -299,3 +299,24 @@ def test_inter_pod_needs_grove_and_vllm() -> None:
 def test_the_status_step_reads_the_inter_pod_scaling_group() -> None:
     out = run(inter_pod())
     assert out.composite["status"]["components"]["VllmWorker"]["componentKind"] == "PodCliqueScalingGroup"
+
+
+def test_the_inter_pod_layout_cannot_change_on_update() -> None:
+    from functions.validation import derive_crds, validate_object
+
+    (xrd,) = load_documents(REPO / "xrds" / "dynamographdeployments.yaml")
+    crd = next(c for c in derive_crds(xrd) if c["spec"]["names"]["kind"] == "DynamoGraphDeployment")
+
+    def service(**fields: Any) -> Obj:
+        return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+                "metadata": {"name": "g", "namespace": "demo"},
+                "spec": {"services": {"w": {"componentType": "worker", **fields}}}}  # fmt: skip
+
+    inter = {"gpuMemoryService": {"enabled": True, "mode": "interPod"}}
+    old = service(**inter, failover={"enabled": True, "mode": "interPod", "numShadows": 1})
+    more_shadows = service(**inter, failover={"enabled": True, "mode": "interPod", "numShadows": 2})
+    message = "cannot be toggled after creation, nor its numShadows changed"
+    assert any(message in v.message for v in validate_object(more_shadows, crd, old=old))
+    assert validate_object(old, crd, old=old) == []
+    intra = service(gpuMemoryService={"enabled": True})
+    assert validate_object(service(), crd, old=intra) == [], "the intra-pod service may come and go"

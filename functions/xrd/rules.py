@@ -57,6 +57,32 @@ KNOWN_NAME = (
 )
 
 
+def _inter_pod(component: str, block: str, *, v1alpha1: bool) -> str:
+    """CEL: the service or component ``component`` has ``block`` (gpuMemoryService, failover) in inter-pod mode
+    (v1alpha1: ``block.enabled`` and ``interPod``; v1beta1: ``experimental.block`` and ``InterPod``)."""
+    if v1alpha1:
+        node = f"{component}.{block}"
+        return f"(has({node}) && {node}.enabled && {node}.mode == 'interPod')"
+    node = f"{component}.experimental.{block}"
+    return f"(has({component}.experimental) && has({node}) && {node}.mode == 'InterPod')"
+
+
+def _same_inter_pod(new: str, old: str, *, v1alpha1: bool) -> str:
+    """Both have, or both lack, an inter-pod GPU memory service and an inter-pod failover, with the same
+    numShadows when both have that failover."""
+    gms = [_inter_pod(x, "gpuMemoryService", v1alpha1=v1alpha1) for x in (new, old)]
+    failover = [_inter_pod(x, "failover", v1alpha1=v1alpha1) for x in (new, old)]
+    path = "failover" if v1alpha1 else "experimental.failover"
+    shadows = f"(!{failover[0]} || !{failover[1]} || {new}.{path}.numShadows == {old}.{path}.numShadows)"
+    return f"{gms[0]} == {gms[1]} && {failover[0]} == {failover[1]} && {shadows}"
+
+
+INTER_POD_IMMUTABLE = (
+    "an inter-pod gpuMemoryService or failover cannot be toggled after creation, nor its numShadows changed; "
+    "delete and recreate the DynamoGraphDeployment"
+)
+
+
 def _same(old: str, new: str) -> str:
     """Both absent, or both present and equal."""
     return f"has({new}) == has({old}) && (!has({new}) || {new} == {old})"
@@ -162,6 +188,14 @@ RULES: tuple[Rule, ...] = (
          "!has(self.components) || !has(oldSelf.components) || self.components.all(c, "
          "oldSelf.components.all(o, o.name != c.name || !has(o.type) || (has(c.type) && c.type == o.type)))",
          "a component's type is immutable once set"),
+    Rule("service-inter-pod-immutable", SPEC,
+         "!has(self.services) || !has(oldSelf.services) || self.services.all(k, !(k in oldSelf.services) || ("
+         + _same_inter_pod("self.services[k]", "oldSelf.services[k]", v1alpha1=True) + "))",
+         INTER_POD_IMMUTABLE),
+    Rule("component-inter-pod-immutable", SPEC,
+         "!has(self.components) || !has(oldSelf.components) || self.components.all(c, "
+         "oldSelf.components.all(o, o.name != c.name || (" + _same_inter_pod("c", "o", v1alpha1=False) + ")))",
+         INTER_POD_IMMUTABLE),
     Rule("kv-transfer-policy-immutable", SPEC,
          "(has(self.experimental) && has(self.experimental.kvTransferPolicy)) == "
          "(has(oldSelf.experimental) && has(oldSelf.experimental.kvTransferPolicy)) && "

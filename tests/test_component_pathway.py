@@ -34,11 +34,10 @@ PLATFORM = {
         "checkpoint": {"enabled": True, "storage": {"pvc": {"pvcName": "snapshot-pvc", "basePath": "/checkpoints"}}},
     },
 }
-# What a DGD may legitimately end in on this pathway: features not built yet, the Grove-only fields
-# upstream's webhook rejects without Grove, and the LWS render-time checks upstream's DCD controller makes.
+# What a DGD may legitimately end in on this pathway: the Grove-only fields and features upstream's webhook
+# rejects without Grove, and the LWS render-time checks upstream's DCD controller makes.
 EXPECTED_FAILURE = re.compile(
-    r"(gpuMemoryService\.mode|failover): not supported yet"
-    r"|allowed only on the Grove pathway|requires the Grove pathway"
+    r"allowed only on the Grove pathway|requires the Grove pathway"
     r"|rendered as LeaderWorkerSets need"
 )
 CORPUS = [(i, d) for i, d in corpus_dgds() if d.get("spec")]

@@ -99,11 +99,8 @@ def test_the_component_pathway_deployment_runs_the_engines() -> None:
          "experimental.failover: failover is currently supported only for vLLM (detected: sglang)"),
         (lambda c: c["spec"]["components"][0]["experimental"]["failover"].update(mode="InterPod"),
          "experimental.failover.mode: must match gpuMemoryService.mode 'IntraPod'"),
-        (lambda c: (c["spec"]["components"][0]["experimental"].update(
-            failover={"mode": "InterPod"}, gpuMemoryService={"mode": "InterPod"}),
-            c["spec"]["components"][0].update(multinode={"nodeCount": 2})), "not supported yet"),
     ],
-    ids=["no-gms", "no-container-discovery", "sglang", "mode-mismatch", "inter-pod-multinode"],
+    ids=["no-gms", "no-container-discovery", "sglang", "mode-mismatch"],
 )  # fmt: skip
 def test_upstreams_rules_are_fatal_naming_the_field(change: Any, message: str) -> None:
     claim = failover_graph()

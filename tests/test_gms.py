@@ -134,11 +134,8 @@ def test_a_standalone_dcd_composes_its_own_claim_template() -> None:
          "requires podTemplate.spec.containers[main].resources.limits.nvidia.com/gpu >= 1"),
         (lambda c, p: c["spec"]["components"][0]["experimental"]["gpuMemoryService"].update(
             extraClientContainers=["ghost"]), "'ghost' does not name a container in podTemplate.spec.containers"),
-        (lambda c, p: (c["spec"]["components"][0]["experimental"].update(gpuMemoryService={"mode": "InterPod"}),
-                       c["spec"]["components"][0].update(multinode={"nodeCount": 2})),
-         "experimental.gpuMemoryService.mode: not supported yet"),
     ],
-    ids=["dra-off", "frontend", "no-gpus", "unknown-client", "inter-pod-multinode"],
+    ids=["dra-off", "frontend", "no-gpus", "unknown-client"],
 )  # fmt: skip
 def test_upstreams_rules_are_fatal_naming_the_field(change: Any, message: str) -> None:
     claim, platform = graph(), copy.deepcopy(PLATFORM)
@@ -320,3 +317,46 @@ def test_the_inter_pod_layout_cannot_change_on_update() -> None:
     assert validate_object(old, crd, old=old) == []
     intra = service(gpuMemoryService={"enabled": True})
     assert validate_object(service(), crd, old=intra) == [], "the intra-pod service may come and go"
+
+
+def test_a_multinode_inter_pod_component_has_a_server_and_engines_per_rank() -> None:
+    from rendering import check_resource
+
+    claim = inter_pod({"mode": "InterPod", "numShadows": 1})
+    claim["spec"]["components"][0]["multinode"] = {"nodeCount": 2}
+    claim["spec"]["components"][0]["podTemplate"]["spec"]["containers"][0]["args"] = [
+        "--model", "m", "--tensor-parallel-size", "4"]  # fmt: skip
+    (pcs,) = of_kind(run(claim).composed, "PodCliqueSet")
+    check_resource(pcs)
+    template = pcs["spec"]["template"]
+    assert [t["name"] for t in template["resourceClaimTemplates"]] == ["vllmworker-gpu-rank-0", "vllmworker-gpu-rank-1"]
+    (group,) = template["podCliqueScalingGroups"]
+    assert group["cliqueNames"] == ["vllmworker-gms-0", "vllmworker-ldr", "vllmworker-gms-1", "vllmworker-wkr-1"]
+    assert [s["filter"]["childCliqueNames"] for s in group["resourceSharing"]] == [
+        ["vllmworker-gms-0", "vllmworker-ldr"], ["vllmworker-gms-1", "vllmworker-wkr-1"]]  # fmt: skip
+    cliques = {c["name"]: c for c in template["cliques"]}
+    leader, worker = cliques["vllmworker-ldr"], cliques["vllmworker-wkr-1"]
+    assert (leader["spec"]["replicas"], leader["spec"]["minAvailable"]) == (2, 1), "a primary and a shadow per rank"
+    assert worker["spec"]["startsAfter"] == ["vllmworker-gms-1"]
+    leader_args, worker_args = (c["spec"]["podSpec"]["containers"][0]["args"] for c in (leader, worker))
+    host = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-vllmworker-ldr-$(GROVE_PCLQ_POD_INDEX).$(GROVE_HEADLESS_SERVICE)"
+    assert leader_args[leader_args.index("--master-addr") + 1] == host, "the leader engine of the same index"
+    assert worker_args[worker_args.index("--node-rank") + 1] == "1", "the literal rank"
+    mounts = [c["spec"]["podSpec"]["containers"][0]["volumeMounts"][-1]["subPathExpr"] for c in (leader, worker)]
+    assert mounts == ["$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)/rank-0", "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)/rank-1"]
+    server = cliques["vllmworker-gms-1"]["spec"]["podSpec"]["containers"][0]
+    assert server["command"] == ["bash", "-c"] and "--node-rank" not in " ".join(server["args"])
+
+
+def test_without_failover_a_multinode_rank_needs_its_engine() -> None:
+    claim = inter_pod()
+    claim["spec"]["components"][0]["multinode"] = {"nodeCount": 2}
+    (pcs,) = of_kind(run(claim).composed, "PodCliqueSet")
+    cliques = {c["name"]: c for c in pcs["spec"]["template"]["cliques"]}
+    assert (cliques["vllmworker-wkr-1"]["spec"]["replicas"], cliques["vllmworker-wkr-1"]["spec"]["minAvailable"]) == (
+        1,
+        1,
+    )
+    assert "restartPolicy" not in cliques["vllmworker-wkr-1"]["spec"]["podSpec"] or (
+        cliques["vllmworker-wkr-1"]["spec"]["podSpec"]["restartPolicy"] != "Never"
+    )

@@ -72,7 +72,7 @@ def test_examples_are_valid() -> None:
     assert sorted(d["kind"] for d in models) == ["DynamoGraphDeployment", "DynamoModel", "DynamoModel"]
     valid = len(EXAMPLE_CLAIMS) + len(adapters) + len(dcds) + len(nested) + len(checkpoints) + len(observed_checkpoints)
     valid += len(models)
-    assert f"{valid} valid (0 not renderable yet), 0 invalid" in proc.stdout
+    assert f"{valid} valid, 0 invalid" in proc.stdout
 
 
 def test_examples_that_start_from_a_checkpoint_need_the_gate() -> None:
@@ -109,7 +109,7 @@ def test_every_violation_is_printed_with_field_path_and_rule(tmp_path: Path) -> 
         proc.stdout
     )
     assert "metadata.annotations[nvidia.com/dynamo-kube-discovery-mode]: must be pod or container" in proc.stdout
-    assert "0 valid (0 not renderable yet), 3 invalid, 1 other documents skipped" in proc.stdout
+    assert "0 valid, 3 invalid, 1 other documents skipped" in proc.stdout
 
 
 def test_old_checks_an_update(tmp_path: Path) -> None:
@@ -119,16 +119,6 @@ def test_old_checks_an_update(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "spec: spec.backendFramework is immutable" in proc.stdout
     assert validate(str(new)).returncode == 0  # as a create it is fine
-
-
-def test_unsupported_features_are_valid_but_flagged(tmp_path: Path) -> None:
-    gms = {"enabled": True, "mode": "interPod"}
-    main = {"mainContainer": {"command": ["python3", "-m", "dynamo.vllm"]}}
-    worker = {"componentType": "worker", "gpuMemoryService": gms, "resources": {"limits": {"gpu": "1"}}}
-    doc = dgd({"services": {"a": {**worker, "multinode": {"nodeCount": 2}, "extraPodSpec": main}}})
-    proc = validate(str(write(tmp_path / "gms.yaml", doc)))
-    assert proc.returncode == 0, proc.stdout
-    assert "cannot render it yet: spec.services.a.gpuMemoryService.mode: not supported yet" in proc.stdout
 
 
 def test_nothing_to_validate_is_an_error(tmp_path: Path) -> None:

@@ -92,17 +92,6 @@ def _shared_memory(service: v1alpha1.Service) -> str | None:
     return str(service.sharedMemory.size) if service.sharedMemory.size is not None else DEFAULT_SHARED_MEMORY
 
 
-def unsupported_paths(gms: GMSConfig | None, failover: FailoverConfig | None, multinode: bool) -> tuple[str, ...]:
-    """The GPU-memory-service features this package does not render yet (the step's Fatal names them): the
-    inter-pod layout of a multinode component."""
-    found = []
-    if multinode and gms is not None and gms.mode == "InterPod":
-        found.append(f"{gms.path}.mode")
-    if multinode and failover is not None and failover.mode == "InterPod":
-        found.append(f"{failover.path}.mode")
-    return tuple(found)
-
-
 def _mode(mode: str) -> str:
     """A v1alpha1 mode (``intraPod``) in v1beta1 spelling (``IntraPod``), as upstream's conversion maps it."""
     return mode[:1].upper() + mode[1:]
@@ -214,7 +203,6 @@ def component_from_service(key: str, service: v1alpha1.Service) -> Component:
         epp_config=epp_config,
         epp_config_ref=epp_config_ref,
         scaling_adapter=bool(service.scalingAdapter and service.scalingAdapter.enabled),
-        unsupported=unsupported_paths(gms, failover, service.multinode is not None),
         checkpoint=checkpoint_config(service.checkpoint, f"spec.services.{key}.checkpoint"),
         gms=gms,
         failover=failover,

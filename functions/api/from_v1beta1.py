@@ -8,7 +8,6 @@ from functions.api.from_v1alpha1 import (
     epp_settings,
     failover_config,
     gms_config,
-    unsupported_paths,
 )
 from functions.api.graph import (
     DEFAULT_SHARED_MEMORY,
@@ -69,7 +68,6 @@ def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Comp
         epp_config=epp_config,
         epp_config_ref=epp_config_ref,
         scaling_adapter=component.scalingAdapter is not None,
-        unsupported=unsupported_paths(gms, failover, component.multinode is not None),
         checkpoint=checkpoint_config(
             experimental.checkpoint if experimental else None, f"spec.components[{index}].experimental.checkpoint"
         ),

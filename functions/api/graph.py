@@ -186,8 +186,6 @@ class Component:
     checkpoint: CheckpointConfig | None = None  # None: no block, or ``enabled: false``
     gms: GMSConfig | None = None  # None: no GPU memory service
     failover: FailoverConfig | None = None  # None: no failover
-    # Field paths of features this package does not render yet (the step returns a Fatal naming them).
-    unsupported: tuple[str, ...] = ()
 
     @property
     def multinode(self) -> bool:

@@ -31,7 +31,6 @@ CLAIM_STEPS: dict[str, Step] = {
     "DynamoCheckpoint": dynamo_checkpoint,
     "DynamoModel": dynamo_model,
 }
-UNSUPPORTED = "not supported yet"
 
 
 @dataclass
@@ -39,7 +38,6 @@ class DocumentReport:
     where: str  # file#index kind/name
     violations: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the API server would warn about (pruned fields)
-    unsupported: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -70,11 +68,7 @@ def validate_document(
     step = CLAIM_STEPS.get(kind) or CLAIM_STEPS.get(kind.removeprefix("X"), render_graph_deployment)
     response = step(request)
     for result in (r for r in response.results if r.severity == "fatal"):
-        if UNSUPPORTED in result.message:
-            # Valid for upstream; this package cannot render it yet (the step ends in a Fatal naming it).
-            report.unsupported.append(result.message)
-        else:
-            report.violations.append(f"{result.message} (function)")
+        report.violations.append(f"{result.message} (function)")
     report.notes += [f"{c.type}: {c.message}" for c in response.conditions if c.status == "True" and c.message]
     return report
 

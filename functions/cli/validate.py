@@ -33,21 +33,15 @@ def validate_cmd(
         sys.exit(2)
     bad = [r for r in reports if not r.ok]
     for report in reports:
-        if report.ok and not report.unsupported and not report.warnings and not verbose:
+        if report.ok and not report.warnings and not verbose:
             continue
         click.echo(f"{'FAIL' if not report.ok else 'ok  '} {report.where}")
         for line in report.warnings:
             click.echo(f"  Warning: {line}")
         for line in report.violations:
             click.echo(f"  {line}")
-        for line in report.unsupported:
-            click.echo(f"  valid, but this package cannot render it yet: {line}")
         for line in report.notes if verbose else []:
             click.echo(f"  note: {line}")
-    unsupported = sum(1 for r in reports if r.ok and r.unsupported)
-    click.echo(
-        f"{len(reports) - len(bad)} valid ({unsupported} not renderable yet), {len(bad)} invalid, "
-        f"{skipped} other documents skipped"
-    )
+    click.echo(f"{len(reports) - len(bad)} valid, {len(bad)} invalid, {skipped} other documents skipped")
     if bad or not reports:
         sys.exit(1)

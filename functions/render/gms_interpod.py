@@ -1,12 +1,14 @@
-"""The inter-pod GPU Memory Service on the Grove pathway, single-node components (reference
-checkpoint-gms-dgdr-model.md §3.6): the weights live in a GMS weight-server pod, the engines run in pods of
-their own beside it, and Grove gives both one DRA claim per scaling-group replica.
+"""The inter-pod GPU Memory Service on the Grove pathway (reference checkpoint-gms-dgdr-model.md §3.6): the
+weights live in a GMS weight-server pod, the engines run in pods of their own beside it, and Grove gives both one
+DRA claim per scaling-group replica and rank.
 
-The component becomes a PodCliqueScalingGroup ``{comp}`` of two cliques: ``{comp}-gms-0`` (the weight server,
-one pod) and ``{comp}`` (the engines: one, or with inter-pod failover a primary and its shadows), the engines
-starting after the server. The PodCliqueSet declares the claim template ``{comp}-gpu-rank-0`` and the scaling
-group shares it per replica between the two cliques. Both pods reach each other over a host directory under
-``/run/gms``, one per scaling-group replica and rank.
+The component becomes a PodCliqueScalingGroup ``{comp}`` with, per rank r (one for a single-node component, one
+per node for a multinode one), a weight-server clique ``{comp}-gms-{r}`` (one pod) and an engine clique
+(``{comp}`` single-node; ``{comp}-ldr`` for rank 0 and ``{comp}-wkr-{r}`` multinode), whose pods are one engine,
+or with inter-pod failover a primary and its shadows, and start after their rank's server. The PodCliqueSet
+declares the claim template ``{comp}-gpu-rank-{r}`` per rank and the scaling group shares each per replica
+between the rank's two cliques. The pods of a rank reach each other over a host directory under ``/run/gms``,
+one per scaling-group replica and rank.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ HOST_PATH = "/run/gms"
 SHARED_DIR = "/run/gms/shared"
 PERMISSIONS_INIT = "fix-gms-perms"
 FAILOVER_MEMBER_LABEL = "nvidia.com/dynamo-failover-engine-group-member"
-RANK = 0  # single-node: one rank
 POD_INDEX_FIELD = "metadata.labels['grove.io/podclique-pod-index']"
 # Removes stale sockets, runs the GMS server, forwards SIGTERM/SIGINT to it and exits with its status.
 SERVER_SCRIPT = f"""rm -f {SHARED_DIR}/gms_*.sock
@@ -36,12 +37,16 @@ exit "$rc"
 """
 
 
-def gms_clique_name(component: Component) -> str:
-    return f"{component.key}-gms-{RANK}"
+def rank_cliques(component: Component) -> list[tuple[int, str, str]]:
+    """(rank, weight-server clique, engine clique) for each rank."""
+    key = component.key
+    if not component.multinode:
+        return [(0, f"{key}-gms-0", key)]
+    return [(r, f"{key}-gms-{r}", f"{key}-ldr" if r == 0 else f"{key}-wkr-{r}") for r in range(component.node_count)]
 
 
-def claim_template_name(component: Component) -> str:
-    return f"{component.key}-gpu-rank-{RANK}"
+def claim_template_name(component: Component, rank: int) -> str:
+    return f"{component.key}-gpu-rank-{rank}"
 
 
 def engine_replicas(component: Component) -> int:
@@ -50,28 +55,38 @@ def engine_replicas(component: Component) -> int:
     return failover.num_shadows + 1 if failover is not None and failover.mode == "InterPod" else 1
 
 
-def pcs_claim_template(component: Component, gpus: int) -> dict[str, Any]:
-    """The PodCliqueSet's ``resourceClaimTemplates`` entry of the component's rank."""
+def engine_min_available(component: Component) -> int:
+    """Every engine of a rank for a multinode component without failover, else one."""
+    failover = component.failover is not None and component.failover.mode == "InterPod"
+    return engine_replicas(component) if component.multinode and not failover else 1
+
+
+def pcs_claim_templates(component: Component, gpus: int) -> list[dict[str, Any]]:
+    """The PodCliqueSet's ``resourceClaimTemplates`` entries, one per rank."""
     assert component.gms is not None
     request = {
         "name": "gpu",
         "exactly": {"deviceClassName": component.gms.device_class, "allocationMode": "ExactCount", "count": gpus},
     }
-    return {"name": claim_template_name(component), "templateSpec": {"spec": {"devices": {"requests": [request]}}}}
-
-
-def resource_sharing(component: Component) -> list[dict[str, Any]]:
-    """The scaling group's per-replica sharing of the rank's claim between the server and the engines."""
     return [
-        {
-            "name": claim_template_name(component),
-            "scope": "PerReplica",
-            "filter": {"childCliqueNames": [gms_clique_name(component), component.key]},
-        }
+        {"name": claim_template_name(component, r), "templateSpec": {"spec": {"devices": {"requests": [request]}}}}
+        for r, _, _ in rank_cliques(component)
     ]
 
 
-def _shared(pod: dict[str, Any]) -> None:
+def resource_sharing(component: Component) -> list[dict[str, Any]]:
+    """The scaling group's per-replica sharing of each rank's claim between its server and its engines."""
+    return [
+        {
+            "name": claim_template_name(component, rank),
+            "scope": "PerReplica",
+            "filter": {"childCliqueNames": [server, engine]},
+        }
+        for rank, server, engine in rank_cliques(component)
+    ]
+
+
+def _shared(pod: dict[str, Any], rank: int) -> None:
     """What the server and engine pods share: no GPU scalars (the claim holds them), the GPU toleration, the
     host directory of this replica and rank, and the init container that opens it to the non-root user."""
     main = pod["containers"][0]
@@ -90,7 +105,7 @@ def _shared(pod: dict[str, Any]) -> None:
     mount = {
         "name": SHARED_VOLUME,
         "mountPath": SHARED_DIR,
-        "subPathExpr": f"$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)/rank-{RANK}",
+        "subPathExpr": f"$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)/rank-{rank}",
     }
     pod["volumes"] = [
         *(pod.get("volumes") or []),
@@ -112,7 +127,7 @@ def _set_env(container: dict[str, Any], entries: list[dict[str, Any]], drop: tup
     container["env"] = [*(e for e in container.get("env") or [] if e.get("name") not in names), *entries]
 
 
-def server_pod(base: dict[str, Any], gpus: int) -> dict[str, Any]:
+def server_pod(base: dict[str, Any], gpus: int, rank: int) -> dict[str, Any]:
     """The GMS weight-server pod: the component's pod with its main container running the server."""
     pod = copy.deepcopy(base)
     main = pod["containers"][0]
@@ -127,7 +142,7 @@ def server_pod(base: dict[str, Any], gpus: int) -> dict[str, Any]:
     main.pop("livenessProbe", None)
     main.pop("readinessProbe", None)
     _set_env(main, [{"name": gms.SOCKET_ENV, "value": SHARED_DIR}])
-    _shared(pod)
+    _shared(pod, rank)
     return pod
 
 
@@ -136,7 +151,7 @@ def _has_flag(container: dict[str, Any], flag: str) -> bool:
     return any(w == flag or w.startswith(f"{flag}=") for w in words)
 
 
-def engine_pod(base: dict[str, Any], component: Component, backend: str) -> dict[str, Any]:
+def engine_pod(base: dict[str, Any], component: Component, backend: str, rank: int) -> dict[str, Any]:
     """An engine pod: reads its weights from the server through the shared directory."""
     pod = copy.deepcopy(base)
     main = pod["containers"][0]
@@ -154,5 +169,5 @@ def engine_pod(base: dict[str, Any], component: Component, backend: str) -> dict
         inject_flags(main, "--load-format gms", False, "dynamo.vllm")
     if failover:
         pod["restartPolicy"] = "Never"
-    _shared(pod)
+    _shared(pod, rank)
     return pod

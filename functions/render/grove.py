@@ -77,33 +77,52 @@ def _clique(
     return clique
 
 
+def _rank_pod(ctx: PodContext, component: Component, rank: int) -> dict[str, Any]:
+    """The pod spec an inter-pod rank starts from: the component's (single-node), or its leader (rank 0) or
+    worker role with the rank's hosts and node rank (multinode)."""
+    if not component.multinode:
+        return _role_pod_spec(ctx, component, None)
+    pod = role_pod_spec(ctx, component, "leader" if rank == 0 else "worker", "grove", inter_pod_rank=rank)
+    if ctx.platform.kai_enabled and not pod.get("schedulerName"):
+        pod["schedulerName"] = KAI_SCHEDULER
+    return pod
+
+
 def _inter_pod_component(
     ctx: PodContext, component: Component
-) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
-    """(the weight-server and engine cliques, their scaling group, the PodCliqueSet's claim template) of a
-    single-node component with an inter-pod GPU memory service (``functions.render.gms_interpod``)."""
-    server_name, engine_name = clique_names(component)
+) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+    """(the weight-server and engine cliques of each rank, their scaling group, the PodCliqueSet's claim
+    templates) of a component with an inter-pod GPU memory service (``functions.render.gms_interpod``)."""
     gpus = gms.scalar_gpus(main_container(component), f"{component.gms.path if component.gms else ''}")
-    server = _clique(ctx, component, server_name, 1, 1, None)
-    server["spec"]["podSpec"] = gms_interpod.server_pod(server["spec"]["podSpec"], gpus)
-    server["labels"] = {k: v for k, v in server["labels"].items() if k not in (DISCOVERY_BACKEND, DISCOVERY_ENABLED)}
-    engine = _clique(ctx, component, engine_name, gms_interpod.engine_replicas(component), 1, None)
-    engine["spec"]["podSpec"] = gms_interpod.engine_pod(engine["spec"]["podSpec"], component, ctx.backend)
-    engine["spec"]["startsAfter"] = [server_name]
-    if component.failover is not None and component.failover.mode == "InterPod":
-        engine["labels"] = dict(sorted({**engine["labels"], gms_interpod.FAILOVER_MEMBER_LABEL: "true"}.items()))
-    for clique in (server, engine):
-        clique.pop("topologyConstraint", None)  # on the scaling group instead
+    failover = component.failover is not None and component.failover.mode == "InterPod"
+    cliques = []
+    server_base = _role_pod_spec(ctx, component, None)  # the weight server runs no engine: no multinode rewrite
+    for rank, server_name, engine_name in gms_interpod.rank_cliques(component):
+        base = _rank_pod(ctx, component, rank)
+        server = _clique(ctx, component, server_name, 1, 1, None)
+        server["spec"]["podSpec"] = gms_interpod.server_pod(server_base, gpus, rank)
+        server["labels"] = {
+            k: v for k, v in server["labels"].items() if k not in (DISCOVERY_BACKEND, DISCOVERY_ENABLED)
+        }
+        replicas = gms_interpod.engine_replicas(component)
+        engine = _clique(ctx, component, engine_name, replicas, gms_interpod.engine_min_available(component), None)
+        engine["spec"]["podSpec"] = gms_interpod.engine_pod(base, component, ctx.backend, rank)
+        engine["spec"]["startsAfter"] = [server_name]
+        if failover:
+            engine["labels"] = dict(sorted({**engine["labels"], gms_interpod.FAILOVER_MEMBER_LABEL: "true"}.items()))
+        for clique in (server, engine):
+            clique.pop("topologyConstraint", None)  # on the scaling group instead
+        cliques += [server, engine]
     group: dict[str, Any] = {
         "name": component.key,
-        "cliqueNames": [server_name, engine_name],
+        "cliqueNames": [c["name"] for c in cliques],
         "replicas": component.replicas,
         "minAvailable": component.min_available or 1,
         "resourceSharing": gms_interpod.resource_sharing(component),
     }
     if component.pack_domain:
         group["topologyConstraint"] = {"packDomain": component.pack_domain}
-    return [server, engine], group, gms_interpod.pcs_claim_template(component, gpus)
+    return cliques, group, gms_interpod.pcs_claim_templates(component, gpus)
 
 
 def render_podcliqueset(ctx: PodContext, component_backends: dict[str, str]) -> dict[str, Any]:
@@ -116,10 +135,10 @@ def render_podcliqueset(ctx: PodContext, component_backends: dict[str, str]) -> 
     for component in graph.components:
         cctx = PodContext(graph=graph, platform=ctx.platform, backend=component_backends.get(component.name, "noop"))
         if component.inter_pod_gms:
-            pair, group, claim_template = _inter_pod_component(cctx, component)
-            cliques += pair
+            ranks, group, templates = _inter_pod_component(cctx, component)
+            cliques += ranks
             scaling_groups.append(group)
-            claim_templates.append(claim_template)
+            claim_templates += templates
             explicit_startup = True  # the engines start after their weight server
             continue
         if not component.multinode:

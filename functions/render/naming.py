@@ -59,11 +59,15 @@ def podcliqueset_name(graph: Graph) -> str:
 
 def clique_names(component: Component) -> tuple[str, ...]:
     """Single-node: ``{svc}``; multinode: leader ``{svc}-ldr`` and worker ``{svc}-wkr``; an inter-pod GPU
-    memory service: its weight server ``{svc}-gms-0`` and the engines ``{svc}``."""
+    memory service: per rank its weight server ``{svc}-gms-{r}`` and its engines (``{svc}``, or multinode
+    ``{svc}-ldr`` and ``{svc}-wkr-{r}``)."""
+    if component.inter_pod_gms:
+        ranks = range(component.node_count) if component.multinode else range(1)
+        engines = [component.key] if not component.multinode else [
+            f"{component.key}-ldr", *(f"{component.key}-wkr-{r}" for r in ranks if r)]  # fmt: skip
+        return tuple(n for r in ranks for n in (f"{component.key}-gms-{r}", engines[r]))
     if component.multinode:
         return (f"{component.key}-ldr", f"{component.key}-wkr")
-    if component.inter_pod_gms:
-        return (f"{component.key}-gms-0", component.key)
     return (component.key,)
 
 

@@ -11,7 +11,11 @@ from functions.render.podspec import PodContext, append_missing_pvc_volumes, ren
 
 
 def role_pod_spec(
-    ctx: PodContext, component: Component, role: Literal["leader", "worker"], pathway: Literal["grove", "lws"]
+    ctx: PodContext,
+    component: Component,
+    role: Literal["leader", "worker"],
+    pathway: Literal["grove", "lws"],
+    inter_pod_rank: int | None = None,
 ) -> dict[str, Any]:
     """The component's base pod spec rewritten by its backend for ``role`` (§2.4); raises ``BackendError``."""
     pod = render_pod_spec(ctx, component, pvc_volumes=False)
@@ -24,6 +28,7 @@ def role_pod_spec(
             component_key=component.key,
             graph_name=ctx.graph.name,
             namespace=ctx.graph.namespace,
+            inter_pod_rank=inter_pod_rank,
         ),
         pod,
         vllm_executor=backends.executor_backend(component.annotations, ctx.graph.metadata_annotations),

@@ -89,8 +89,6 @@ def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
             backend = parsed_b.backendFramework
     except ValidationError as exc:
         raise _validation_error(exc, "spec") from None
-    for path in component.unsupported:
-        raise SpecError(f"{path}: not supported yet by function-dynamo")
     graph = Graph(
         name=str(labels.get(GRAPH_NAME) or name),
         namespace=obj.namespace,

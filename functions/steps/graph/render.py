@@ -60,12 +60,6 @@ def uses_grove(graph: Graph, platform: PlatformConfig) -> bool:
     return graph.metadata_annotations.get(ENABLE_GROVE_ANNOTATION, "").lower() != "false" and platform.grove_enabled
 
 
-def _check_supported(graph: Graph) -> None:
-    for component in graph.components:
-        for path in component.unsupported:
-            raise SpecError(f"{path}: not supported yet by function-dynamo")
-
-
 def check_component_pathway_fields(graph: Graph) -> None:
     """Fields only the Grove pathway renders are rejected without it (upstream webhook, §5.6 rule 4)."""
     if graph.priority_class_name:
@@ -102,7 +96,6 @@ def _backends(graph: Graph) -> dict[str, str]:
 
 def render_graph(graph: Graph, platform: PlatformConfig) -> dict[str, dict[str, Any]]:
     """Composed resource name -> object for the Grove pathway."""
-    _check_supported(graph)
     _check_grove_names(graph)
     ctx = PodContext(graph=graph, platform=platform)
     desired: dict[str, dict[str, Any]] = {PCS_RESOURCE: render_podcliqueset(ctx, _backends(graph))}
@@ -192,9 +185,7 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
             desired = {**pvcs, **render_graph(graph, platform)}
             lookups.update(stamp_restart(request, graph, desired[PCS_RESOURCE], PCS_RESOURCE))
         else:
-            _check_supported(graph)
             check_component_pathway_fields(graph)
-            _backends(graph)
             rendered = render_components(request, graph, platform, raw)
             desired = {**pvcs, **rendered.desired, **render_graph_shared(graph, platform, frontend_mesh=False)}
             status.update(rendered.status or {})

@@ -88,7 +88,7 @@ def render_claim_templates(graph: Graph) -> dict[str, dict[str, Any]]:
     for component in graph.components:
         if component.gms is None:
             continue
-        count = gms.scalar_gpus(main_container(component), f"{component.gms.path}")
+        count = gms.scalar_gpus(main_container(component), component.gms.path)
         if count < 1:
             continue
         name = claim_template_name(graph, component)

@@ -93,7 +93,8 @@ def _inter_pod_component(
 ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
     """(the weight-server and engine cliques of each rank, their scaling group, the PodCliqueSet's claim
     templates) of a component with an inter-pod GPU memory service (``functions.render.gms_interpod``)."""
-    gpus = gms.scalar_gpus(main_container(component), f"{component.gms.path if component.gms else ''}")
+    assert component.gms is not None, "only inter-pod components come here"
+    gpus = gms.scalar_gpus(main_container(component), component.gms.path)
     failover = component.failover is not None and component.failover.mode == "InterPod"
     cliques = []
     server_base = _role_pod_spec(ctx, component, None)  # the weight server runs no engine: no multinode rewrite

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.api.graph import DEFAULT_SHARED_MEMORY, SpecError
+from functions.render.backends.podparts import replace_named
 from functions.render.checkpoint_ids import ARTIFACT_VERSION_ANNOTATION, CHECKPOINT_ID_LABEL
 from functions.render.gms import scalar_gpus
 from functions.render.podspec import SHARED_MEMORY_PATH, SHARED_MEMORY_VOLUME
@@ -53,11 +54,6 @@ def job_name(checkpoint_id: str, artifact_version: str) -> str:
     return f"checkpoint-job-{checkpoint_id}-{artifact_version}"
 
 
-def _replace(items: list[dict[str, Any]], new: dict[str, Any], *, also_path: str | None = None) -> list[dict[str, Any]]:
-    kept = [i for i in items if i.get("name") != new["name"] and (also_path is None or i.get("mountPath") != also_path)]
-    return [*kept, new]
-
-
 def _target(pod: dict[str, Any], name: str) -> dict[str, Any]:
     for container in pod.get("containers") or []:
         if container.get("name") == name:
@@ -74,18 +70,18 @@ def _shape_target(container: dict[str, Any], settings: JobSettings, pod: dict[st
     mounts = list(container.get("volumeMounts") or [])
     if not shm.get("disabled"):
         size = shm.get("size") or DEFAULT_SHARED_MEMORY
-        volumes = _replace(
+        volumes = replace_named(
             volumes, {"name": SHARED_MEMORY_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": str(size)}}
         )
-        mounts = _replace(
+        mounts = replace_named(
             mounts, {"name": SHARED_MEMORY_VOLUME, "mountPath": SHARED_MEMORY_PATH}, also_path=SHARED_MEMORY_PATH
         )
     if settings.storage:
         pvc, base = settings.storage
-        volumes = _replace(volumes, {"name": STORAGE_VOLUME, "persistentVolumeClaim": {"claimName": pvc}})
-        mounts = _replace(mounts, {"name": STORAGE_VOLUME, "mountPath": base})
-    volumes = _replace(volumes, {"name": CONTROL_VOLUME, "emptyDir": {}})
-    mounts = _replace(mounts, {"name": CONTROL_VOLUME, "mountPath": CONTROL_DIR, "subPath": container["name"]})
+        volumes = replace_named(volumes, {"name": STORAGE_VOLUME, "persistentVolumeClaim": {"claimName": pvc}})
+        mounts = replace_named(mounts, {"name": STORAGE_VOLUME, "mountPath": base})
+    volumes = replace_named(volumes, {"name": CONTROL_VOLUME, "emptyDir": {}})
+    mounts = replace_named(mounts, {"name": CONTROL_VOLUME, "mountPath": CONTROL_DIR, "subPath": container["name"]})
     pod["volumes"] = volumes
     container["volumeMounts"] = mounts
     env = [e for e in container.get("env") or [] if e.get("name") != CONTROL_ENV]

@@ -16,6 +16,7 @@ from typing import Any
 
 from functions.api.graph import Component, ResolvedCheckpoint, SpecError
 from functions.render import gms
+from functions.render.backends.podparts import replace_named
 from functions.render.checkpoint_ids import ARTIFACT_VERSION_ANNOTATION, CHECKPOINT_ID_LABEL
 from functions.render.checkpoint_job import (
     CONTROL_DIR,
@@ -117,10 +118,6 @@ def _startup_probe(container: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _with(items: list[dict[str, Any]], new: dict[str, Any]) -> list[dict[str, Any]]:
-    return [*(i for i in items if i.get("name") != new["name"]), new]
-
-
 def apply_restore_pod_spec(
     pod: dict[str, Any], checkpoint: ResolvedCheckpoint, storage: tuple[str, str] | None, seccomp: str | None
 ) -> None:
@@ -131,8 +128,8 @@ def apply_restore_pod_spec(
         pod.setdefault("securityContext", {})["seccompProfile"] = {"type": "Localhost", "localhostProfile": seccomp}
     volumes = list(pod.get("volumes") or [])
     if storage:
-        volumes = _with(volumes, {"name": STORAGE_VOLUME, "persistentVolumeClaim": {"claimName": storage[0]}})
-    volumes = _with(volumes, {"name": CONTROL_VOLUME, "emptyDir": {}})
+        volumes = replace_named(volumes, {"name": STORAGE_VOLUME, "persistentVolumeClaim": {"claimName": storage[0]}})
+    volumes = replace_named(volumes, {"name": CONTROL_VOLUME, "emptyDir": {}})
     pod["volumes"] = volumes
     containers = {c.get("name"): c for c in pod.get("containers") or []}
     for target in checkpoint.targets:
@@ -143,14 +140,14 @@ def apply_restore_pod_spec(
             )
         mounts = list(container.get("volumeMounts") or [])
         if storage:
-            mounts = _with(mounts, {"name": STORAGE_VOLUME, "mountPath": storage[1]})
-        container["volumeMounts"] = _with(
+            mounts = replace_named(mounts, {"name": STORAGE_VOLUME, "mountPath": storage[1]})
+        container["volumeMounts"] = replace_named(
             mounts, {"name": CONTROL_VOLUME, "mountPath": CONTROL_DIR, "subPath": container["name"]}
         )
         env = list(container.get("env") or [])
         if not any(e.get("name") == CONTROL_ENV for e in env):
             env.append({"name": CONTROL_ENV, "value": CONTROL_DIR})
-        container["env"] = _with(env, {"name": STANDBY_ENV, "value": "1"})
+        container["env"] = replace_named(env, {"name": STANDBY_ENV, "value": "1"})
         container["startupProbe"] = _startup_probe(container)
     if checkpoint.gms:
         _restore_gms(pod, checkpoint, containers)
@@ -163,7 +160,7 @@ def _restore_gms(pod: dict[str, Any], checkpoint: ResolvedCheckpoint, containers
     for name in (*checkpoint.targets, *checkpoint.gms_extra_clients):
         if name in containers:
             gms.wire_client(containers[name])
-    pod["volumes"] = _with(list(pod.get("volumes") or []), {"name": gms.CONTROL_VOLUME, "emptyDir": {}})
+    pod["volumes"] = replace_named(list(pod.get("volumes") or []), {"name": gms.CONTROL_VOLUME, "emptyDir": {}})
     if not any(c.get("name") == gms.SERVER for c in pod.get("initContainers") or []):
         image = containers[checkpoint.targets[0]].get("image")
         pod["initContainers"] = [*(pod.get("initContainers") or []), gms.server_sidecar(image)]

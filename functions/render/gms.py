@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from functions.api.graph import SpecError
+from functions.render.backends.podparts import replace_named
 
 RCT_API_VERSION = "resource.k8s.io/v1"
 CLAIM = "intrapod-shared-gpu"
@@ -72,13 +73,8 @@ def render_resource_claim_template(
     }
 
 
-def _with(items: list[dict[str, Any]], new: dict[str, Any]) -> list[dict[str, Any]]:
-    return [*(i for i in items if i.get("name") != new["name"]), new]
-
-
-def wire_client(container: dict[str, Any]) -> None:
-    """A GMS client: its GPU scalars become the shared claim; the socket directory mounted and named in env
-    (the operator's mount and env win over the user's)."""
+def drop_gpu_scalars(container: dict[str, Any]) -> None:
+    """The container's GPU limits and requests removed (a DRA claim holds its GPUs instead)."""
     resources = dict(container.get("resources") or {})
     for part in ("limits", "requests"):
         kept = {k: v for k, v in (resources.get(part) or {}).items() if not is_gpu_resource(k)}
@@ -86,11 +82,27 @@ def wire_client(container: dict[str, Any]) -> None:
             resources[part] = kept
         else:
             resources.pop(part, None)
-    resources["claims"] = _with(list(resources.get("claims") or []), {"name": CLAIM})
     container["resources"] = resources
+
+
+def add_gpu_toleration(pod: dict[str, Any]) -> None:
+    """Tolerate the GPU nodes' taint, unless a toleration of that key and effect is there (upstream's check):
+    without GPU limits nothing else lands the pod on a GPU node."""
+    tolerations = list(pod.get("tolerations") or [])
+    key, effect = GPU_TOLERATION["key"], GPU_TOLERATION["effect"]
+    if not any(t.get("key") == key and t.get("effect") == effect for t in tolerations):
+        tolerations.append(dict(GPU_TOLERATION))
+    pod["tolerations"] = tolerations
+
+
+def wire_client(container: dict[str, Any]) -> None:
+    """A GMS client: its GPU scalars become the shared claim; the socket directory mounted and named in env
+    (the operator's mount and env win over the user's)."""
+    drop_gpu_scalars(container)
+    container["resources"]["claims"] = replace_named(list(container["resources"].get("claims") or []), {"name": CLAIM})
     mounts = [m for m in container.get("volumeMounts") or [] if m.get("mountPath") != CONTROL_DIR]
-    container["volumeMounts"] = _with(mounts, {"name": CONTROL_VOLUME, "mountPath": CONTROL_DIR})
-    container["env"] = _with(list(container.get("env") or []), {"name": SOCKET_ENV, "value": CONTROL_DIR})
+    container["volumeMounts"] = replace_named(mounts, {"name": CONTROL_VOLUME, "mountPath": CONTROL_DIR})
+    container["env"] = replace_named(list(container.get("env") or []), {"name": SOCKET_ENV, "value": CONTROL_DIR})
 
 
 def server_sidecar(image: str | None) -> dict[str, Any]:
@@ -117,12 +129,7 @@ def apply_intrapod_gms(pod: dict[str, Any], claim_template: str, clients: tuple[
         wire_client(containers[name])
     claims = [c for c in pod.get("resourceClaims") or [] if c.get("name") != CLAIM]
     pod["resourceClaims"] = [*claims, {"name": CLAIM, "resourceClaimTemplateName": claim_template}]
-    tolerations = list(pod.get("tolerations") or [])
-    if not any(
-        t.get("key") == GPU_TOLERATION["key"] and t.get("effect") == GPU_TOLERATION["effect"] for t in tolerations
-    ):
-        tolerations.append(dict(GPU_TOLERATION))
-    pod["tolerations"] = tolerations
-    pod["volumes"] = _with(list(pod.get("volumes") or []), {"name": CONTROL_VOLUME, "emptyDir": {}})
+    add_gpu_toleration(pod)
+    pod["volumes"] = replace_named(list(pod.get("volumes") or []), {"name": CONTROL_VOLUME, "emptyDir": {}})
     init = [c for c in pod.get("initContainers") or [] if c.get("name") != SERVER]
     pod["initContainers"] = [*init, server_sidecar(containers[clients[0]].get("image"))]

@@ -90,18 +90,8 @@ def _shared(pod: dict[str, Any], rank: int) -> None:
     """What the server and engine pods share: no GPU scalars (the claim holds them), the GPU toleration, the
     host directory of this replica and rank, and the init container that opens it to the non-root user."""
     main = pod["containers"][0]
-    resources = dict(main.get("resources") or {})
-    for part in ("limits", "requests"):
-        kept = {k: v for k, v in (resources.get(part) or {}).items() if not gms.is_gpu_resource(k)}
-        if kept:
-            resources[part] = kept
-        else:
-            resources.pop(part, None)
-    main["resources"] = resources
-    tolerations = list(pod.get("tolerations") or [])
-    if not any(all(t.get(k) == v for k, v in gms.GPU_TOLERATION.items()) for t in tolerations):
-        tolerations.append(dict(gms.GPU_TOLERATION))
-    pod["tolerations"] = tolerations
+    gms.drop_gpu_scalars(main)
+    gms.add_gpu_toleration(pod)
     mount = {
         "name": SHARED_VOLUME,
         "mountPath": SHARED_DIR,

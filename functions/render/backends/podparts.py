@@ -79,6 +79,15 @@ def add_volume_mount(container: dict[str, Any], mount: dict[str, Any]) -> None:
     container["volumeMounts"] = mounts
 
 
+def replace_named(
+    items: list[dict[str, Any]], new: dict[str, Any], *, also_path: str | None = None
+) -> list[dict[str, Any]]:
+    """``items`` (volumes, mounts, env, claims) without the one named as ``new`` (and, with ``also_path``, any
+    mount at that path), then ``new`` last."""
+    kept = [i for i in items if i.get("name") != new["name"] and (also_path is None or i.get("mountPath") != also_path)]
+    return [*kept, new]
+
+
 def add_volume(pod_spec: dict[str, Any], volume: dict[str, Any]) -> None:
     pod_spec["volumes"] = [*(pod_spec.get("volumes") or []), volume]
 

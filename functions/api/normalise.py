@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from functions.api import v1alpha1, v1beta1
 from functions.api.from_v1alpha1 import component_from_service
@@ -55,6 +55,18 @@ def _error_path(err: dict[str, Any], prefix: str) -> str:
 def _validation_error(exc: ValidationError, prefix: str) -> SpecError:
     lines = [f"{_error_path(e, prefix)}: {e['msg']}" for e in exc.errors(include_url=False)]
     return SpecError("; ".join(lines))
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_xr_spec(xr: dict[str, Any], model: type[M]) -> M:
+    """The XR's spec, without Crossplane's fields, as ``model``; raises ``SpecError`` naming each bad field."""
+    raw = {k: v for k, v in (xr.get("spec") or {}).items() if k not in CROSSPLANE_SPEC_KEYS}
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise _validation_error(exc, "spec") from None
 
 
 def spec_shape(spec: dict[str, Any]) -> str:

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
 from functions.api.checkpoint import DynamoCheckpointSpec
 from functions.api.graph import SpecError
-from functions.api.normalise import CROSSPLANE_SPEC_KEYS, _validation_error, claimed_object
+from functions.api.normalise import claimed_object, parse_xr_spec
 from functions.api.platform import PLATFORM_REQUIREMENT, PlatformConfigError, platform_config
 from functions.contract import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal
 from functions.render.checkpoint_gms import check_gms_spec, claim_template_requirements, dra_gpus, unprepared
@@ -44,12 +42,7 @@ POD_REQUIREMENT = "checkpoint-job-pod"
 
 def checkpoint_spec(xr: dict[str, Any]) -> dict[str, Any]:
     """The XR's spec as upstream's DynamoCheckpoint, defaults applied; raises ``SpecError`` naming the field."""
-    raw = {k: v for k, v in (xr.get("spec") or {}).items() if k not in CROSSPLANE_SPEC_KEYS}
-    try:
-        parsed = DynamoCheckpointSpec.model_validate(raw)
-    except ValidationError as exc:
-        raise _validation_error(exc, "spec") from None
-    spec = parsed.model_dump(mode="json", exclude_none=True)
+    spec = parse_xr_spec(xr, DynamoCheckpointSpec).model_dump(mode="json", exclude_none=True)
     check_gms_spec(spec)
     return spec
 

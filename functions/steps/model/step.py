@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
 from functions.api.graph import SpecError
 from functions.api.model import DynamoModelSpec
-from functions.api.normalise import CROSSPLANE_SPEC_KEYS, _validation_error, claimed_object
+from functions.api.normalise import claimed_object, parse_xr_spec
 from functions.api.platform import PLATFORM_REQUIREMENT, PlatformConfigError, platform_config
 from functions.contract import (
     DEFAULT_TTL_SECONDS,
@@ -47,20 +45,12 @@ JOB_POD_REQUIREMENT = "lora-load-job-pod"
 LORA_REQUEUE_SECONDS = 30
 
 
-def model_spec(xr: dict[str, Any]) -> DynamoModelSpec:
-    raw = {k: v for k, v in (xr.get("spec") or {}).items() if k not in CROSSPLANE_SPEC_KEYS}
-    try:
-        return DynamoModelSpec.model_validate(raw)
-    except ValidationError as exc:
-        raise _validation_error(exc, "spec") from None
-
-
 def dynamo_model(request: StepRequest) -> StepResponse:
     xr = request.observed_composite
     try:
         platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
         claim = claimed_object(xr, "DynamoModel")
-        spec = model_spec(xr)
+        spec = parse_xr_spec(xr, DynamoModelSpec)
     except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     selector = {BASE_MODEL_HASH: model_hash(spec.baseModelName)}

@@ -94,11 +94,15 @@ def _backends(graph: Graph) -> dict[str, str]:
     return resolved
 
 
-def render_graph(graph: Graph, platform: PlatformConfig) -> dict[str, dict[str, Any]]:
-    """Composed resource name -> object for the Grove pathway."""
+def render_graph(
+    graph: Graph, platform: PlatformConfig, component_backends: dict[str, str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Composed resource name -> object for the Grove pathway; ``component_backends`` as ``_backends`` gives
+    them (resolved here when not given)."""
     _check_grove_names(graph)
     ctx = PodContext(graph=graph, platform=platform)
-    desired: dict[str, dict[str, Any]] = {PCS_RESOURCE: render_podcliqueset(ctx, _backends(graph))}
+    backends_by_component = component_backends if component_backends is not None else _backends(graph)
+    desired: dict[str, dict[str, Any]] = {PCS_RESOURCE: render_podcliqueset(ctx, backends_by_component)}
     for component in graph.components:
         if needs_service(component, ctx.discovery_backend):
             desired[service_resource_name(component.key)] = render_component_service(
@@ -182,7 +186,7 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
         warnings: tuple[str, ...] = ()
         conditions = [deprecation_condition(request.observed_composite)]
         if uses_grove(graph, platform):
-            desired = {**pvcs, **render_graph(graph, platform)}
+            desired = {**pvcs, **render_graph(graph, platform, component_backends)}
             lookups.update(stamp_restart(request, graph, desired[PCS_RESOURCE], PCS_RESOURCE))
         else:
             check_component_pathway_fields(graph)
@@ -191,7 +195,7 @@ def render_graph_deployment(request: StepRequest) -> StepResponse:
             status.update(rendered.status or {})
             warnings = rendered.warnings
         desired.update(checkpoints.desired)
-        if needs_ssh_secret(graph, _backends(graph)):
+        if needs_ssh_secret(graph, component_backends):
             copy, condition = ssh_secret(graph, platform, request.required)
             desired.update(copy)
             lookups.update(ssh_secret_requirement(graph, platform))

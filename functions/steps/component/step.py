@@ -237,9 +237,11 @@ def component_deployment(request: StepRequest) -> StepResponse:
         platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
         graph, name = dcd_graph(xr)
         xr_labels = (xr.get("metadata") or {}).get("labels") or {}
+        (component,) = graph.components
+        backend_by_component = {component.name: component_backend(graph)}
         check_gms(graph.components, platform)
-        check_inter_pod(graph.components, {graph.components[0].name: component_backend(graph)}, grove=False)
-        check_failover(graph, graph.components[0], component_backend(graph))
+        check_inter_pod(graph.components, backend_by_component, grove=False)
+        check_failover(graph, component, backend_by_component[component.name])
         checkpoint, requirements = resolve_dcd_checkpoint(graph, platform, request.required)
         if checkpoint is not None:
             graph = dataclasses.replace(graph, checkpoints=(checkpoint,))
@@ -247,7 +249,7 @@ def component_deployment(request: StepRequest) -> StepResponse:
     except (SpecError, PlatformConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     mpi_conditions = []
-    if GRAPH_NAME not in xr_labels and needs_ssh_secret(graph, {graph.components[0].name: component_backend(graph)}):
+    if GRAPH_NAME not in xr_labels and needs_ssh_secret(graph, backend_by_component):
         # A standalone DCD: no DGD provides the MPI SSH Secret its pods mount.
         copy, condition = ssh_secret(graph, platform, request.required)
         desired.update(copy)

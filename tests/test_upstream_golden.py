@@ -27,18 +27,27 @@ from typing import Any
 
 import pytest
 import yaml
+from profiling_play import (
+    as_observed,
+    composed,
+    final_config,
+    job_succeeded,
+    output_configmap,
+    reconcile,
+    success_output,
+    with_status,
+)
 
 from functions.api.normalise import COMPOSED_NAME_ANNOTATION, COMPOSED_NAMESPACE_ANNOTATION, CROSSPLANE_SPEC_KEYS
-from functions.cli.manifests import CLAIM_KINDS, ManifestError, find_composition, load_documents
+from functions.cli.manifests import CLAIM_KINDS, CLAIM_ONLY_SPEC_FIELDS, ManifestError, find_composition, load_documents
 from functions.cli.pipeline import RenderError, composes_kind, render, render_nested
-from functions.cli.render import Refused, admitted_xr
+from functions.cli.render import Refused, admitted, admitted_xr
 from golden_match import match
 from tooling import in_ci, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = ("upstream", "golden")
-SCENARIOS = ("dgd/grove", "dgd/components", "dcd/deployment", "dcd/lws")
-UNSERVED = ("dgdr/grove", "dgdr/lws", "dgdr/deployment")  # kinds this package does not serve yet: skipped
+SCENARIOS = ("dgd/grove", "dgd/components", "dcd/deployment", "dcd/lws", "dgdr/grove", "dgdr/lws", "dgdr/deployment")
 NAMESPACE = "clusterenv-golden"
 MAX_MISMATCH_LINES = 15
 OPEN_GAPS = Path(__file__).with_name("golden_open_gaps.yaml")
@@ -224,19 +233,79 @@ def scenario_input(scenario: str) -> Obj:
     return claim
 
 
+def profiler_output(scenario: str, claim: Obj) -> str:
+    """The ``final_config.yaml`` the (mocker) profiler writes for the scenario: the expected graph as the profiler
+    hands it over, with ``overrides.dgd`` merged in and the DGDR's image on the containers (the profiler's part;
+    the expected files ``$ignore`` the image), before the operator names it and sets each component's
+    ``runtimeVersionOverride`` (the part under test)."""
+    (expected,) = [without_directives(o) for o in expected_objects(scenario) if o["kind"] == "DynamoGraphDeployment"]
+    override = ((claim.get("spec") or {}).get("overrides") or {}).get("dgd") or {}
+    spec = copy.deepcopy(expected["spec"])
+    for component in spec.get("components") or []:
+        component.pop("runtimeVersionOverride", None)
+        for container in ((component.get("podTemplate") or {}).get("spec") or {}).get("containers") or []:
+            container.setdefault("image", claim["spec"]["image"])
+    metadata: Obj = {"name": "vllm-disagg"}
+    if (override.get("metadata") or {}).get("annotations"):
+        metadata["annotations"] = dict(override["metadata"]["annotations"])
+    return final_config(
+        {"apiVersion": expected["apiVersion"], "kind": expected["kind"], "metadata": metadata, "spec": spec}
+    )
+
+
+def without_directives(node: Any) -> Any:
+    """``node`` without the matcher's directive keys (``$strict``) and directive values (``$ignore``)."""
+    if isinstance(node, dict):
+        return {
+            k: without_directives(v)
+            for k, v in node.items()
+            if not str(k).startswith("$") and not (isinstance(v, str) and v.startswith("$"))
+        }
+    if isinstance(node, list):
+        return [without_directives(v) for v in node]
+    return node
+
+
+def request_to_graph(scenario: str, claim: Obj) -> tuple[list[Obj], Obj]:
+    """A DGDR through profiling: the first reconcile composes the Job; the Job completes and its sidecar writes
+    the output ConfigMap; the next reconcile composes the generated DynamoGraphDeployment claim."""
+    xr = admitted_xr(claim, claim["metadata"]["namespace"], "Strict")
+    first = reconcile(xr, [], [])
+    job = as_observed(composed(first, "Job"), job_succeeded())
+    output = output_configmap(claim["metadata"]["name"], claim["metadata"]["namespace"],
+                              success_output(profiler_output(scenario, claim)))  # fmt: skip
+    second = reconcile(with_status(xr, first), [job], [output])
+    return second.composed, composed(second, "DynamoGraphDeployment")
+
+
+def stored_claim(claim: Obj) -> Obj:
+    """A claim as the API server stores it (its XRD's CRD defaults applied), without Crossplane's spec fields."""
+    out = admitted(claim, "Strict")
+    out["spec"] = {k: v for k, v in out["spec"].items() if k not in CROSSPLANE_SPEC_KEYS | CLAIM_ONLY_SPEC_FIELDS}
+    return out
+
+
 @cache
 def rendered(scenario: str) -> Rendered:
-    """``function-dynamo render --nested`` of the scenario's input, in-process, as the API server stores it."""
+    """``function-dynamo render --nested`` of the scenario's input, in-process, as the API server stores it; for a
+    DGDR, the objects of its profiling run and then those of the graph it deploys."""
     claim = scenario_input(scenario)
     compositions = load_documents(REPO / "compositions")
+    before: list[Obj] = []
     try:
+        if claim["kind"] == "DynamoGraphDeploymentRequest":
+            request_objects, claim = request_to_graph(scenario, claim)
+            before = [
+                stored_claim(claim),
+                *(o for o in request_objects if o is not claim and o["kind"] != claim["kind"]),
+            ]
         xr = admitted_xr(claim, claim["metadata"]["namespace"], "Strict")
         out = render(xr, find_composition(xr, compositions), [], [])
         children = render_nested(out, compositions, [], _admit_composite)
     except (ManifestError, RenderError, Refused) as err:
         return Rendered(error=f"{type(err).__name__}: {err}")
-    composed = [*out.composed, *(o for child in children for o in child.composed)]
-    return Rendered(objects=[stored(o, compositions) for o in composed])
+    composed_objects = [*out.composed, *(o for child in children for o in child.composed)]
+    return Rendered(objects=[*before, *(stored(o, compositions) for o in composed_objects)])
 
 
 def _of_kind(scenario: str, kind: str) -> list[Obj]:
@@ -283,16 +352,10 @@ def object_id(expected: Obj) -> str:
     return f"{expected.get('kind')}/{name}"
 
 
-def unserved_kind(scenario: str) -> str | None:
-    """The input's kind when this package does not serve it (yet), else None."""
-    (claim,) = load_documents(golden_root() / scenario / "input.yaml")
-    return None if claim.get("kind") in CLAIM_KINDS else str(claim.get("kind"))
-
-
 def _object_cases() -> list[Any]:
     root = shared_dir().joinpath(*GOLDEN)
     cases = []
-    for scenario in (*SCENARIOS, *UNSERVED):
+    for scenario in SCENARIOS:
         output = root / scenario / "output.yaml"
         if not output.is_file():
             cases.append(pytest.param(scenario, -1, id=f"{scenario_id(scenario)}/-"))
@@ -300,12 +363,6 @@ def _object_cases() -> list[Any]:
         for index, expected in enumerate(load_documents(output)):
             cases.append(pytest.param(scenario, index, id=f"{scenario_id(scenario)}/{object_id(expected)}"))
     return cases
-
-
-def _skip_unserved(scenario: str) -> None:
-    kind = unserved_kind(scenario)
-    if kind is not None:
-        pytest.skip(f"{kind}: this kind does not exist here yet (served: {', '.join(CLAIM_KINDS)})")
 
 
 def open_gaps() -> dict[str, list[str]]:
@@ -364,13 +421,11 @@ def assert_only_open_gaps(case: str, problems: list[str]) -> None:
 @pytest.mark.parametrize(("scenario", "index"), _object_cases())
 def test_expected_object_matches_ours(scenario: str, index: int) -> None:
     golden_root()
-    _skip_unserved(scenario)
     expected = expected_objects(scenario)[index]
     assert_only_open_gaps(f"{scenario_id(scenario)}/{object_id(expected)}", object_problems(scenario, index))
 
 
-@pytest.mark.parametrize("scenario", [*SCENARIOS, *UNSERVED], ids=scenario_id)
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=scenario_id)
 def test_each_expected_kind_holds_exactly_the_expected_objects(scenario: str) -> None:
     golden_root()
-    _skip_unserved(scenario)
     assert_only_open_gaps(f"{scenario_id(scenario)}/kinds", kind_set_problems(scenario))

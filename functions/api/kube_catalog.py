@@ -102,3 +102,23 @@ def checkpoint_kube_catalog(upstream_dir: Path | None = None) -> dict[str, dict[
     crd = load_upstream_crd(upstream_dir or default_upstream_dir(), CHECKPOINT_CRD_FILE)
     schema = version_schemas(crd)["v1alpha1"]
     return {"PodTemplateSpec": strip_descriptions(node_at(schema, ("spec", "job", "podTemplateSpec")))}
+
+
+DGDR_CRD_FILE = "nvidia.com_dynamographdeploymentrequests.yaml"
+DGDR_KUBE_TYPE_PATHS: dict[str, dict[str, tuple[str, ...]]] = {
+    "v1alpha1": {
+        "ResourceRequirements": ("spec", "profilingConfig", "resources"),
+        "Toleration": ("spec", "profilingConfig", "tolerations", "[]"),
+    },
+    "v1beta1": {"JobSpec": ("spec", "overrides", "profilingJob")},
+}
+
+
+@cache
+def request_kube_catalog(upstream_dir: Path | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+    """version -> the Kubernetes types the DynamoGraphDeploymentRequest embeds, from its own CRD."""
+    schemas = version_schemas(load_upstream_crd(upstream_dir or default_upstream_dir(), DGDR_CRD_FILE))
+    return {
+        version: {name: strip_descriptions(node_at(schemas[version], path)) for name, path in paths.items()}
+        for version, paths in DGDR_KUBE_TYPE_PATHS.items()
+    }

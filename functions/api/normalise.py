@@ -52,7 +52,7 @@ def _error_path(err: dict[str, Any], prefix: str) -> str:
     return "".join(parts).replace(".[", "[")
 
 
-def _validation_error(exc: ValidationError, prefix: str) -> SpecError:
+def validation_error(exc: ValidationError, prefix: str) -> SpecError:
     lines = [f"{_error_path(e, prefix)}: {e['msg']}" for e in exc.errors(include_url=False)]
     return SpecError("; ".join(lines))
 
@@ -66,7 +66,7 @@ def parse_xr_spec(xr: dict[str, Any], model: type[M]) -> M:
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        raise _validation_error(exc, "spec") from None
+        raise validation_error(exc, "spec") from None
 
 
 def spec_shape(spec: dict[str, Any]) -> str:
@@ -183,7 +183,7 @@ def graph_from_xr(xr: dict[str, Any]) -> Graph:
             graph_envs = parsed_b.env or []
             pack_domain = parsed_b.topologyConstraint.packDomain if parsed_b.topologyConstraint else None
     except ValidationError as exc:
-        raise _validation_error(exc, "spec") from None
+        raise validation_error(exc, "spec") from None
     if not components:
         raise SpecError(f"spec.{'services' if shape == 'v1alpha1' else 'components'}: must not be empty")
     return Graph(

@@ -12,6 +12,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 PLATFORM_CONFIG_NAME = "dynamo-platform"
+# The upstream operator release line this package renders: the origin version new graphs get, the default
+# profiler and operator image tags of a DGDR.
+OPERATOR_VERSION = "1.4.0"
 PLATFORM_REQUIREMENT = "platform"
 ENVIRONMENT_CONFIG_API_VERSION = "apiextensions.crossplane.io/v1beta1"
 
@@ -150,6 +153,17 @@ class Namespace(_Config):
     restricted: str = ""
 
 
+class DGDR(_Config):
+    """A DynamoGraphDeploymentRequest's profiling Job: upstream's ``rbac.dgdrProfilingClusterRoleName``,
+    ``--dgdr-default-image`` and ``--operator-image``/``--operator-image-pull-policy`` (the image whose
+    ``/dgd-apply-overrides`` the Job installs for ``overrides.dgd``)."""
+
+    profilingClusterRoleName: str | None = None
+    defaultImage: str | None = None
+    operatorImage: str = f"nvcr.io/nvidia/ai-dynamo/kubernetes-operator:{OPERATOR_VERSION}"
+    operatorImagePullPolicy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
+
+
 class PlatformConfig(_Config):
     orchestrators: Orchestrators = Field(default_factory=Orchestrators)
     infrastructure: Infrastructure = Field(default_factory=Infrastructure)
@@ -162,6 +176,7 @@ class PlatformConfig(_Config):
     mpi: MPI = Field(default_factory=MPI)
     gpu: GPU = Field(default_factory=GPU)
     namespace: Namespace = Field(default_factory=Namespace)
+    dgdr: DGDR = Field(default_factory=DGDR)
 
     @property
     def grove_enabled(self) -> bool:

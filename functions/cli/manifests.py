@@ -15,6 +15,7 @@ CLAIM_KINDS = {
     "DynamoCheckpoint": ("XDynamoCheckpoint", f"{GROUP}/v1alpha1"),
     "DynamoComponentDeployment": ("XDynamoComponentDeployment", f"{GROUP}/v1beta1"),
     "DynamoGraphDeployment": ("XDynamoGraphDeployment", f"{GROUP}/v1beta1"),
+    "DynamoGraphDeploymentRequest": ("XDynamoGraphDeploymentRequest", f"{GROUP}/v1beta1"),
     "DynamoGraphDeploymentScalingAdapter": ("XDynamoGraphDeploymentScalingAdapter", f"{GROUP}/v1beta1"),
     "DynamoModel": ("XDynamoModel", f"{GROUP}/v1alpha1"),
 }

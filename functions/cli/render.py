@@ -22,7 +22,7 @@ class Refused(Exception):
     """The API server would refuse the manifest; the message is kubectl's."""
 
 
-def _admitted(doc: dict[str, Any], field_validation: FieldValidation) -> dict[str, Any]:
+def admitted(doc: dict[str, Any], field_validation: FieldValidation) -> dict[str, Any]:
     admission = admit_manifest(doc, field_validation=field_validation)
     for warning in admission.warnings:
         click.echo(f"Warning: {warning}", err=True)
@@ -36,9 +36,9 @@ def admitted_xr(doc: Any, namespace: str, field_validation: FieldValidation) -> 
     if not served(doc):
         return as_xr(doc, namespace)  # raises ManifestError naming what is wrong
     doc = with_namespace(doc, namespace)
-    claim_or_xr = _admitted(doc, field_validation)
+    claim_or_xr = admitted(doc, field_validation)
     xr = as_xr(claim_or_xr, namespace)
-    return xr if xr is claim_or_xr else _admitted(xr, "Strict")
+    return xr if xr is claim_or_xr else admitted(xr, "Strict")
 
 
 @click.command(name="render")
@@ -94,7 +94,7 @@ def render_cmd(
         observed = load_documents(observed_resources) if observed_resources else []
         required = load_documents(required_resources) if required_resources else []
         out = render(xr, comp, observed, required)
-        admit_xr = lambda xr: _admitted(xr, "Strict")  # noqa: E731
+        admit_xr = lambda xr: admitted(xr, "Strict")  # noqa: E731
         children = render_nested(out, compositions, required, admit_xr) if nested else []
     except (ManifestError, RenderError) as err:
         click.echo(f"function-dynamo render: {err}", err=True)

@@ -63,9 +63,15 @@ def render_discovery_rbac(graph: Graph) -> dict[str, dict[str, Any]]:
 
 
 def binding_after_role(
-    desired: dict[str, dict[str, Any]], observed_resources: dict[str, dict[str, Any]], *, preview: bool = False
+    desired: dict[str, dict[str, Any]],
+    observed_resources: dict[str, dict[str, Any]],
+    *,
+    preview: bool = False,
+    binding: str = BINDING_RESOURCE,
+    role: str = ROLE_RESOURCE,
 ) -> dict[str, dict[str, Any]]:
-    """``desired`` without the discovery RoleBinding while its Role is not observed (unless ``preview``).
+    """``desired`` without the RoleBinding ``binding`` while its Role ``role`` is not observed (unless ``preview``;
+    a binding to a ClusterRole, with no Role desired, is left alone).
 
     Kubernetes refuses a RoleBinding to a Role that does not exist yet (it checks that the binder
     holds what the Role grants) unless the binder may ``bind`` any Role, a grant package/rbac leaves
@@ -74,6 +80,6 @@ def binding_after_role(
     applied first can hold the Role back for good (measured on the real stack: every retry did).
     The binding follows one reconcile after the Role; a preview shows both.
     """
-    if preview or BINDING_RESOURCE not in desired or ROLE_RESOURCE in observed_resources:
+    if preview or binding not in desired or role not in desired or role in observed_resources:
         return desired
-    return {k: v for k, v in desired.items() if k != BINDING_RESOURCE}
+    return {k: v for k, v in desired.items() if k != binding}

@@ -1,7 +1,7 @@
 """The step registry: the ``kind`` of a pipeline step's Input selects the step.
 
 One subpackage per composite kind holds its steps (``graph``: ``GraphDeployment`` and
-``GraphStatus``; ``component``; ``scaling``; ``checkpoint``; ``model``). A new kind adds its subpackage and
+``GraphStatus``; ``component``; ``scaling``; ``checkpoint``; ``model``; ``request``). A new kind adds its subpackage and
 one line here.
 """
 
@@ -15,6 +15,7 @@ from functions.steps.component.step import component_deployment
 from functions.steps.graph.render import render_graph_deployment
 from functions.steps.graph.status import graph_status
 from functions.steps.model.step import dynamo_model
+from functions.steps.request.step import dynamo_graph_deployment_request
 from functions.steps.scaling.step import scaling_adapter
 
 INPUT_API_VERSION = "dynamo.fn.crossplane.io/v1beta1"
@@ -31,6 +32,7 @@ STEPS: dict[str, Step] = {
     "Checkpoint": dynamo_checkpoint,
     "ComponentDeployment": component_deployment,
     "GraphDeployment": render_graph_deployment,
+    "GraphDeploymentRequest": dynamo_graph_deployment_request,
     "GraphStatus": graph_status,
     "Model": dynamo_model,
     "Noop": passthrough,

@@ -17,6 +17,7 @@ from functions.xrd.checkpoint import dckpt_xrd
 from functions.xrd.component import dcd_xrd
 from functions.xrd.graph import dgd_xrd
 from functions.xrd.model import dm_xrd
+from functions.xrd.request import dgdr_xrd
 from functions.xrd.scaling import dgdsa_xrd
 
 __all__ = ["GROUP", "all_xrds", "dump_yaml", "write_xrds"]
@@ -28,6 +29,7 @@ def all_xrds(upstream_dir: Path | None = None) -> dict[str, dict[str, Any]]:
         "dynamocheckpoints.yaml": dckpt_xrd(upstream_dir),
         "dynamocomponentdeployments.yaml": dcd_xrd(upstream_dir),
         "dynamographdeployments.yaml": dgd_xrd(upstream_dir),
+        "dynamographdeploymentrequests.yaml": dgdr_xrd(upstream_dir),
         "dynamographdeploymentscalingadapters.yaml": dgdsa_xrd(),
         "dynamomodels.yaml": dm_xrd(),
     }

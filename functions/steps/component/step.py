@@ -31,7 +31,7 @@ from functions.api import v1alpha1, v1beta1
 from functions.api.from_v1alpha1 import component_from_service
 from functions.api.from_v1beta1 import component_from_v1beta1
 from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError
-from functions.api.normalise import _validation_error, claimed_object
+from functions.api.normalise import claimed_object, validation_error
 from functions.api.platform import PLATFORM_REQUIREMENT, PlatformConfig, PlatformConfigError, platform_config
 from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal, is_preview
 from functions.render import backends
@@ -88,7 +88,7 @@ def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
             )
             backend = parsed_b.backendFramework
     except ValidationError as exc:
-        raise _validation_error(exc, "spec") from None
+        raise validation_error(exc, "spec") from None
     graph = Graph(
         name=str(labels.get(GRAPH_NAME) or name),
         namespace=obj.namespace,

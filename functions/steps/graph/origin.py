@@ -22,10 +22,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from functions.api.graph import Graph
+from functions.api.platform import OPERATOR_VERSION
 from functions.render.backends import ORIGIN_VERSION_ANNOTATION
 
 # The upstream operator release line this package renders (ai-dynamo/dynamo main at 2a6da14c8, 1.4.x).
-RENDERED_OPERATOR_VERSION = "1.4.0"
+RENDERED_OPERATOR_VERSION = OPERATOR_VERSION
 STATUS_FIELD = "operatorOriginVersion"
 # Kept in the status of a DGD whose objects were composed before the package tracked the origin.
 NO_ORIGIN = "none"

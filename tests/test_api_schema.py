@@ -283,3 +283,81 @@ def test_dynamomodel_xrd_names_version_columns_and_the_webhook_rules() -> None:
     assert schema["x-kubernetes-validations"] == WEBHOOK_RULES
     # The only additions to upstream's schema: bounds the CEL cost budget needs.
     assert {f: schema["properties"][f]["maxLength"] for f in SPEC_BOUNDS} == SPEC_BOUNDS
+
+
+# --- DynamoGraphDeploymentRequest -----------------------------------------------------------------------------
+
+
+def _single_enums(node: Any) -> Any:
+    """Upstream's CRD repeats a Go enum type's enum as ``allOf: [{enum: X}, {enum: X}]``; the same as ``enum: X``."""
+    if isinstance(node, list):
+        return [_single_enums(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _single_enums(v) for k, v in node.items()}
+    all_of = out.get("allOf")
+    if all_of and all(set(a) == {"enum"} for a in all_of) and len({tuple(a["enum"]) for a in all_of}) == 1:
+        out["enum"] = out.pop("allOf")[0]["enum"]
+    return out
+
+
+@pytest.mark.parametrize("version", ["v1alpha1", "v1beta1"])
+@pytest.mark.parametrize("part", ["spec", "status"])
+def test_request_model_schema_equals_upstream_crd(version: str, part: str) -> None:
+    from functions.api import request
+    from functions.api.kube_catalog import DGDR_CRD_FILE, request_kube_catalog
+
+    upstream = strip_descriptions(version_schemas(load_upstream_crd(upstream_dir(), DGDR_CRD_FILE))[version])
+    theirs = upstream["properties"][part]
+    if part == "status":
+        theirs["properties"].pop("conditions")  # Crossplane owns status.conditions of every XR
+    suffix = "" if version == "v1beta1" else "V1alpha1"
+    model = getattr(request, f"DynamoGraphDeploymentRequest{part.title()}{suffix}")
+    ours = openapi_for_model(model, request_kube_catalog(upstream_dir())[version])
+    assert _sorted_required(ours) == _sorted_required(_single_enums(theirs))
+
+
+def test_request_union_leaves_the_top_level_defaults_to_the_function() -> None:
+    from functions.xrd.request import dgdr_spec_schema
+
+    spec, report = dgdr_spec_schema(upstream_dir())
+    assert not any("default" in prop for prop in spec["properties"].values())
+    left = sorted(d for d in report.differences if "left to the function" in d)
+    assert left == [
+        "spec.autoApply: default False left to the function",
+        "spec.autoApply: default True left to the function",
+        "spec.backend: default 'auto' left to the function",
+        "spec.enableGpuDiscovery: default True left to the function",
+        "spec.searchStrategy: default 'rapid' left to the function",
+        "spec.useMocker: default False left to the function",
+    ]
+    assert spec["required"] == ["model"]
+    assert spec["properties"]["workload"]["properties"]["isl"]["default"] == 4000  # nested defaults stay
+
+
+def test_request_xrd_names_versions_and_upstreams_columns() -> None:
+    from functions.api.kube_catalog import DGDR_CRD_FILE
+    from functions.xrd.request import DGDR_COLUMNS
+
+    spec = all_xrds(upstream_dir())["dynamographdeploymentrequests.yaml"]["spec"]
+    assert (spec["names"]["kind"], spec["claimNames"]["kind"]) == (
+        "XDynamoGraphDeploymentRequest",
+        "DynamoGraphDeploymentRequest",
+    )
+    assert spec["claimNames"]["shortNames"] == ["dgdr"]
+    assert [(v["name"], v["referenceable"], v.get("deprecated", False)) for v in spec["versions"]] == [
+        ("v1beta1", True, False),
+        ("v1alpha1", False, True),
+    ]
+    for version in load_upstream_crd(upstream_dir(), DGDR_CRD_FILE)["spec"]["versions"]:
+        theirs = [
+            {k: v for k, v in c.items() if k != "description"}
+            for c in version["additionalPrinterColumns"]
+            if c["name"] != "Age"
+        ]
+        ours = next(v for v in spec["versions"] if v["name"] == version["name"])["additionalPrinterColumns"]
+        assert [dict(sorted(c.items())) for c in ours] == [dict(sorted(c.items())) for c in theirs]
+        assert DGDR_COLUMNS[version["name"]] == ours
+    status = spec["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
+    assert status["profilingResults"]["type"] == "object"  # the hub's; v1alpha1's is a string
+    assert {"state", "deployment", "generatedDeployment", "phase", "processedSpec"} <= set(status)

@@ -15,6 +15,7 @@ from functions.contract import StepRequest
 from functions.steps.checkpoint.step import dynamo_checkpoint
 from functions.steps.graph.render import render_graph_deployment
 from functions.steps.model.step import dynamo_model
+from functions.steps.request.step import dynamo_graph_deployment_request
 from functions.validation import derive_crds, validate_object
 from functions.xrd.rules import RULES
 
@@ -28,6 +29,7 @@ KINDS = {
     "DynamoGraphDeployment": ("dynamographdeployments.yaml", render_graph_deployment),
     "DynamoCheckpoint": ("dynamocheckpoints.yaml", dynamo_checkpoint),
     "DynamoModel": ("dynamomodels.yaml", dynamo_model),
+    "DynamoGraphDeploymentRequest": ("dynamographdeploymentrequests.yaml", dynamo_graph_deployment_request),
 }
 
 
@@ -104,6 +106,12 @@ def test_the_function_rejects_the_bad_example(row: dict[str, Any]) -> None:
         StepRequest(input={}, observed_composite=claim_to_xr(claim(row, row["example"])), required=platform_of(row))
     )
     expected = row["expect"]
+    if row.get("kind") == "validation":  # the request fails (phase Failed), nothing is refused
+        assert not response.results
+        (condition,) = [c for c in response.conditions if c.type == "Validation"]
+        assert (condition.status, condition.reason) == ("False", "ValidationFailed")
+        assert condition.message.startswith(expected["path"]) and expected["message"] in condition.message
+        return
     if row.get("kind") == "condition":
         assert not response.results
         (condition,) = [c for c in response.conditions if c.type == "DeprecatedFields"]

@@ -1,11 +1,13 @@
 """Command line: ``serve`` the function, ``render`` a claim in-process, ``validate`` manifests,
-regenerate ``xrds``, ``bench`` the server. One module per command; this one only groups them."""
+regenerate ``xrds``, ``bench`` the server, ``export`` a request's generated graph. One module per
+command; this one only groups them."""
 
 from __future__ import annotations
 
 import click
 
 from functions.cli.bench import bench
+from functions.cli.export import export
 from functions.cli.render import render_cmd
 from functions.cli.serve import serve
 from functions.cli.validate import validate_cmd
@@ -17,7 +19,7 @@ def cli() -> None:
     """function-dynamo: the NVIDIA Dynamo operator as Crossplane composition functions."""
 
 
-for command in (serve, render_cmd, validate_cmd, xrds, bench):
+for command in (serve, render_cmd, validate_cmd, xrds, bench, export):
     cli.add_command(command)
 
 if __name__ == "__main__":

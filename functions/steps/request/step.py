@@ -19,7 +19,13 @@ from typing import Any
 
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object
-from functions.api.platform import OPERATOR_VERSION, PLATFORM_REQUIREMENT, PlatformConfigError, platform_config
+from functions.api.platform import (
+    OPERATOR_VERSION,
+    PLATFORM_REQUIREMENT,
+    PlatformConfig,
+    PlatformConfigError,
+    platform_config,
+)
 from functions.api.request_conversion import hub_spec, v1alpha1_status
 from functions.contract import (
     DesiredResource,
@@ -87,6 +93,23 @@ def _generated(
     return None, None
 
 
+def profiler_image(spec: dict[str, Any], platform: PlatformConfig) -> str:
+    return spec.get("image") or platform.dgdr.defaultImage or DEFAULT_IMAGE
+
+
+def generated_graph(
+    xr: dict[str, Any], output: dict[str, Any] | None, platform: PlatformConfig
+) -> tuple[Generated | None, str | None]:
+    """The graph a DGDR deploys (or would), from its profiling ``output`` (the output ConfigMap's data) or its
+    status; and the problem when the output holds none. Raises ``SpecError``."""
+    claim = claimed_object(xr, "DynamoGraphDeploymentRequest")
+    previous = xr.get("status") or {}
+    spec = accepted_spec(hub_spec(xr).spec, previous, (xr.get("metadata") or {}).get("generation")).spec
+    version = spec.get("runtimeVersionOverride") or image_tag_version(profiler_image(spec, platform))
+    dgd_name = _dgd_name(spec, claim.name, previous)
+    return _generated(output, previous, claim.name, claim.namespace, dgd_name, version)
+
+
 def _deployment_info(dgd: dict[str, Any] | None) -> dict[str, int] | None:
     if dgd is None:
         return None
@@ -110,7 +133,7 @@ def dynamo_graph_deployment_request(request: StepRequest) -> StepResponse:
     name, namespace = claim.name, claim.namespace
     accepted = accepted_spec(hub.spec, previous, metadata.get("generation"))
     spec = accepted.spec
-    image = spec.get("image") or platform.dgdr.defaultImage or DEFAULT_IMAGE
+    image = profiler_image(spec, platform)
     discovery = platform.gpu.discoveryEnabled and not platform.namespace.restricted and hub.alpha.gpu_discovery
     results: list[Result] = []
     if accepted.rejected:
@@ -136,7 +159,9 @@ def dynamo_graph_deployment_request(request: StepRequest) -> StepResponse:
                 "v1", "PersistentVolumeClaim", match_name=pvc, namespace=namespace
             )
             if not request.required.get(PVC_REQUIREMENT):
-                validation_problem = validation_problem or f"model cache PVC {pvc} not found in namespace {namespace}"
+                validation_problem = validation_problem or (
+                    f"spec.modelCache.pvcName: model cache PVC {pvc} not found in namespace {namespace}"
+                )
 
     observed = request.observed_resources
     job = observed.get(JOB_RESOURCE)

@@ -17,6 +17,7 @@ import click
 import yaml
 
 from functions.api.graph import SpecError
+from functions.api.normalise import claimed_object
 from functions.api.platform import PLATFORM_CONFIG_NAME, PlatformConfigError, platform_config
 from functions.cli.manifests import ManifestError, as_xr, load_documents
 from functions.render.request_dgd import exported_manifest
@@ -34,9 +35,9 @@ def _one(path: Path, kinds: tuple[str, ...], what: str) -> dict[str, Any]:
 
 def export_manifest(request: dict[str, Any], output: dict[str, Any] | None, platform_docs: list[dict[str, Any]]) -> str:
     """The YAML of the generated graph; raises ``click.ClickException`` saying why there is none."""
-    name = (request.get("metadata") or {}).get("name", "")
     try:
         xr = as_xr(request)
+        name = claimed_object(xr, "DynamoGraphDeploymentRequest").name
         generated, problem = generated_graph(xr, output, platform_config(platform_docs))
     except (ManifestError, SpecError, PlatformConfigError) as err:
         raise click.ClickException(str(err)) from None

@@ -24,6 +24,8 @@ from apiserver import ensure_namespace, install_crd, plural, resource_path
 from controlplane import APIError, ControlPlane
 from crossplane_core import Crossplane, apply
 from crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, audit_events, service_account_user
+from functions.cli.manifests import load_documents
+from functions.render.profiling import PROFILING_RULES
 from test_crossplane_e2e import CLAIMS, REPO, api_plurals, preview, wait_synced
 from test_rbac import MESH_PLATFORM, discovery_role, role_grants
 from tooling import require_shared
@@ -107,6 +109,7 @@ def reconciled(crossplane: Crossplane) -> list[dict[str, Any]]:
     finally:
         cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{MESH_PLATFORM['metadata']['name']}")
     _reconcile_checkpoint(cp)
+    _reconcile_request(cp)
     return list(audit_events(cp, service_account_user(CROSSPLANE_SA)))
 
 
@@ -183,6 +186,32 @@ def _reconcile_checkpoint(cp: ControlPlane) -> None:
         time.sleep(2)  # the PodSnapshot's own apply, and a reconcile after it
     finally:
         cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{CHECKPOINT_PLATFORM['metadata']['name']}")
+
+
+REQUEST_EXAMPLE = REPO / "examples" / "dgdr" / "sglang-throughput.yaml"
+
+
+def _reconcile_request(cp: ControlPlane) -> None:
+    """A DynamoGraphDeploymentRequest that discovers its GPUs (the nodes are read) and mounts a model cache PVC,
+    up to its profiling Job and the RoleBinding of the Job's ServiceAccount."""
+    namespace = _namespace(REQUEST_EXAMPLE, "rbac-")
+    ensure_namespace(cp.client, namespace)
+    for obj in load_documents(REPO / "examples" / "dgdr" / "cluster"):
+        obj = copy.deepcopy(obj)
+        if obj["kind"] == "Node":
+            collection = "/api/v1/nodes"
+        else:
+            obj["metadata"]["namespace"] = namespace
+            collection = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims"
+        try:
+            cp.client.create(collection, obj)
+        except APIError as err:
+            if err.code != 409:
+                raise
+    claim = _create(cp, REQUEST_EXAMPLE, namespace)
+    _until("the profiling Job was never composed", lambda: {"Job", "RoleBinding"} <= _composed(cp, claim))
+    listed(cp, f"/apis/batch/v1/namespaces/{namespace}/jobs", "the profiling Job was never created")
+    time.sleep(2)  # the RoleBinding's own apply
 
 
 def test_crossplane_runs_as_its_service_account_under_the_aggregated_role(crossplane: Crossplane) -> None:
@@ -270,7 +299,8 @@ def test_every_grant_of_the_package_role_was_needed(reconciled: list[dict[str, A
         if ref.get("resource") and not ref.get("subresource"):
             used.setdefault((ref.get("apiGroup", ""), ref["resource"]), set()).add(event["verb"])
     role = discovery_role()
-    escalation = {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
+    rules = [*role["rules"], *PROFILING_RULES]  # Kubernetes only lets Crossplane create Roles granting what it holds
+    escalation = {(g, r) for rule in rules for g in rule["apiGroups"] for r in rule["resources"]}
     grants = role_grants()
     unused = sorted(set(grants) - set(used) - escalation)
     assert not unused, f"granted by package/rbac, never requested by Crossplane: {unused}"

@@ -31,8 +31,10 @@ from profiling_play import (
 
 from functions.cli.manifests import claim_to_xr, load_documents
 from functions.cli.pipeline import RenderError, RenderOutput
+from functions.cli.render import admitted_xr
 from functions.render.profiling import COPIER_CONTAINER, PROFILING_RULES
 from functions.steps.request.admission import DISCOVERY_FAILED, product_sku
+from tooling import require_shared, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
 NS = "dynamo"
@@ -601,3 +603,29 @@ def test_every_example_request_composes_its_profiling_job(example: Path) -> None
     out = reconcile(claim_to_xr(claim), [], required)
     assert out.composite["status"]["phase"] == "Pending", out.composite["status"]
     assert composed(out, "Job")["metadata"]["name"] == f"profile-{claim['metadata']['name']}"
+
+
+def corpus_requests() -> list[tuple[str, Obj]]:
+    root = shared_dir() / "corpus"
+    found = []
+    for path in sorted(root.rglob("*.yaml")) if root.is_dir() else []:
+        for i, doc in enumerate(load_documents(path)):
+            if doc.get("kind") == "DynamoGraphDeploymentRequest":
+                found.append((f"{path.relative_to(root)}#{i}", doc))
+    return found
+
+
+def test_the_corpus_requests_validate_and_render() -> None:
+    require_shared("corpus")
+    requests = corpus_requests()
+    assert requests, "the corpus holds DynamoGraphDeploymentRequests"
+    cluster = load_documents(REPO / "examples" / "dgdr" / "cluster")
+    for case, doc in requests:
+        claim = {**doc, "metadata": {**doc["metadata"], "namespace": NS}}
+        xr = admitted_xr(claim, NS, "Strict")  # the API server's admission: schema, CEL, defaults
+        out = reconcile(xr, [], cluster)
+        assert out.composite["status"]["phase"] == "Pending", (case, out.composite["status"])
+        hardware = profiler_config(composed(out, "Job"))["hardware"]
+        written = doc["spec"].get("hardware") or {}
+        assert {k: hardware[k] for k in written} == written, case  # what the manifest says wins
+        assert {"gpuSku", "vramMb", "numGpusPerNode"} <= set(hardware), case  # the rest discovered

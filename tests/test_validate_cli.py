@@ -72,6 +72,19 @@ def test_examples_are_valid() -> None:
     assert sorted(d["kind"] for d in models) == ["DynamoGraphDeployment", "DynamoModel", "DynamoModel"]
     valid = len(EXAMPLE_CLAIMS) + len(adapters) + len(dcds) + len(nested) + len(checkpoints) + len(observed_checkpoints)
     valid += len(models)
+    # The DynamoGraphDeploymentRequest claims of examples/dgdr, the XRs of its states and the graphs they deployed.
+    requests = [d for d in load_documents(REPO / "examples" / "dgdr") if d["kind"] == "DynamoGraphDeploymentRequest"]
+    states = [
+        d
+        for path in sorted((REPO / "examples" / "dgdr-states").glob("*/*.yaml"))
+        for d in load_documents(path)
+        if d["kind"] in ("XDynamoGraphDeploymentRequest", "DynamoGraphDeployment")
+    ]
+    assert len(requests) == 4 and {d["kind"] for d in states} == {
+        "XDynamoGraphDeploymentRequest",
+        "DynamoGraphDeployment",
+    }
+    valid += len(requests) + len(states)
     assert f"{valid} valid, 0 invalid" in proc.stdout
 
 

@@ -79,6 +79,12 @@ PLANNER_DATA = {
 }
 
 
+def replicas(wanted: int, available: int) -> Obj:
+    """A component's entry in the graph's status, as its status step writes it on the Grove pathway."""
+    return {"componentKind": "PodClique", "replicas": wanted, "updatedReplicas": wanted,
+            "readyReplicas": available, "availableReplicas": available}  # fmt: skip
+
+
 class Run:
     """One request, reconciled step by step; each ``save`` writes the state the next reconcile reads."""
 
@@ -155,14 +161,13 @@ def main() -> None:
     run.output(success_output(run.graph))
     run.save("deploying", "Profiling succeeded; the graph it chose is deployed (autoApply).")
     run.advance()
-    run.graph_status({"state": "pending", "components": {"decode": {"replicas": 2, "availableReplicas": 0}}})
+    run.graph_status({"state": "pending", "components": {"decode": replicas(2, 0)}})
     run.advance()
-    ready = {"Frontend": {"replicas": 1, "availableReplicas": 1}, "decode": {"replicas": 2, "availableReplicas": 2},
-             "prefill": {"replicas": 1, "availableReplicas": 1}}  # fmt: skip
+    ready = {"Frontend": replicas(1, 1), "decode": replicas(2, 2), "prefill": replicas(1, 1)}
     run.graph_status({"state": "successful", "components": ready})
     run.save("deployed", "The deployed graph is ready.")
     run.advance()
-    run.graph_status({"state": "failed", "components": {**ready, "decode": {"replicas": 2, "availableReplicas": 1}}})
+    run.graph_status({"state": "failed", "components": {**ready, "decode": replicas(2, 1)}})
     run.save("degraded", "A decode worker of the deployed graph failed.")
     run.graph_status(None)
     run.save("deleted", "Someone deleted the deployed graph.")

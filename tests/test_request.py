@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from profiling_play import (
     as_observed,
     composed,
@@ -321,6 +322,17 @@ def test_a_failure_the_profiler_reports_names_its_error() -> None:
     assert flow.status["phase"] == "Failed"
     expected = ("False", "SelectingConfigFailed", "profiling failed: no configuration meets ttft 500 ms")
     assert conditions(flow.out)["Profiling"] == expected
+
+
+def test_the_error_comes_from_the_copied_status_file_where_the_sidecar_cut_it() -> None:
+    error = "CUDA out of memory. Tried to allocate 2.00 GiB.\n\nGPU 0 has 1.5 GiB free."
+    flow = Flow(request_xr())
+    flow.observe("Job", job_succeeded())
+    data = failed_output("SweepingDecode", "CUDA out of memory. Tried to allocate 2.00 GiB.")
+    data["profiler_status.yaml"] = yaml.safe_dump({"status": "failed", "phase": "SweepingDecode", "error": error})
+    flow.output(data)
+    flow.step()
+    assert conditions(flow.out)["Profiling"] == ("False", "SweepingDecodeFailed", f"profiling failed: {error}")
 
 
 def test_a_complete_job_without_its_output_waits() -> None:

@@ -9,7 +9,11 @@ failure from the ConfigMap). It exits 1, failing the Job, when the profiler cont
 file is still missing ``STATUS_WAIT_SECONDS`` (120) later, or says anything but success or failed.
 
 The ConfigMap is controlled by the DGDR's composite (owner reference), so it goes with it. Every value the
-script writes is a YAML block scalar, so a message or file may hold any text.
+script writes is a YAML block scalar, so a message or file may hold any text. The script reads the status file's
+keys line-wise (a value folded over several lines is joined, quotes and a block indicator dropped; of a value
+with blank lines, the first paragraph), which is enough for ``phase``, ``message`` and ``error`` in one line;
+the step prefers what it parses from the copied ``profiler_status.yaml`` itself
+(``functions.steps.request.step``).
 """
 
 from __future__ import annotations
@@ -21,8 +25,24 @@ cm_file=/tmp/output-configmap.yaml
 poll="${POLL_SECONDS:-10}"
 status_wait="${STATUS_WAIT_SECONDS:-120}"
 
-field() {  # the value of a top-level key of the status file, unquoted
-  sed -n "s/^$1:[[:space:]]*//p" "$status_file" 2>/dev/null | head -n 1 | sed -e "s/^[\"']//" -e "s/[\"']\$//"
+field() {  # a top-level key's value: continuation lines joined, outer quotes and a block indicator dropped
+  { cat "$status_file" 2>/dev/null; echo; } | sed -n -e "/^$1:/{" -e "s/^$1:[[:space:]]*//" -e h \
+    -e ':more' -e n -e '/^[[:space:]]/{' -e 's/^[[:space:]]*/ /' -e H -e 'b more' -e '}' \
+    -e x -e 's/\n//g' -e p -e q -e '}' | unquote
+}
+
+unquote() {
+  IFS= read -r v || v=""
+  case "$v" in
+    '|'* | '>'*) v=${v#"${v%%[[:space:]]*}"}; v=${v# } ;;
+  esac
+  case "$v" in
+    \"*\") v=${v#\"}; v=${v%\"} ;;
+    \'*\') v=${v#\'}; v=${v%\'}; v=$(printf '%s' "$v" | sed "s/''/'/g") ;;
+    \"*) v=${v#\"} ;;  # a quoted value of several paragraphs: its first
+    \'*) v=${v#\'}; v=$(printf '%s' "$v" | sed "s/''/'/g") ;;
+  esac
+  printf '%s' "$v"
 }
 
 value() {  # one data entry from a string
@@ -30,20 +50,22 @@ value() {  # one data entry from a string
   printf '%s\n' "$2" | sed 's/^/    /'
 }
 
-file() {  # one data entry from a file
+file() {  # one data entry from a file (its last line ended even when the file does not end it)
   printf '  %s: |2\n' "$1"
   sed 's/^/    /' "$2"
+  [ -z "$(tail -c 1 "$2")" ] || printf '\n'
 }
 
 publish() {  # phase message [success|failed]
   {
     printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n'
-    printf '  name: %s\n  namespace: %s\n' "$OUTPUT_CONFIGMAP" "$DGDR_NAMESPACE"
-    printf '  labels:\n    dgdr.nvidia.com/name: %s\n' "$DGDR_LABEL"
-    printf '    dgdr.nvidia.com/namespace: %s\n' "$DGDR_NAMESPACE"
+    # names, labels and UIDs hold no quote or backslash: double quotes keep 1234 or yes a string
+    printf '  name: "%s"\n  namespace: "%s"\n' "$OUTPUT_CONFIGMAP" "$DGDR_NAMESPACE"
+    printf '  labels:\n    dgdr.nvidia.com/name: "%s"\n' "$DGDR_LABEL"
+    printf '    dgdr.nvidia.com/namespace: "%s"\n' "$DGDR_NAMESPACE"
     printf '    nvidia.com/managed-by: dynamo-operator\n'
-    printf '  ownerReferences:\n  - apiVersion: %s\n    kind: %s\n    name: %s\n    uid: %s\n    controller: true\n' \
-      "$OWNER_API_VERSION" "$OWNER_KIND" "$OWNER_NAME" "$OWNER_UID"
+    printf '  ownerReferences:\n  - apiVersion: "%s"\n    kind: "%s"\n' "$OWNER_API_VERSION" "$OWNER_KIND"
+    printf '    name: "%s"\n    uid: "%s"\n    controller: true\n' "$OWNER_NAME" "$OWNER_UID"
     printf 'data:\n'
     value phase "$1"
     value message "$2"

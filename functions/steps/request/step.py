@@ -17,6 +17,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import yaml
+
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object
 from functions.api.platform import (
@@ -66,6 +68,22 @@ PVC_REQUIREMENT, NODES_REQUIREMENT = "model-cache", "gpu-nodes"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 DEFAULT_IMAGE = f"nvcr.io/nvidia/ai-dynamo/dynamo-planner:{OPERATOR_VERSION}"
 TTL_PROFILING, TTL_DEPLOYING = 15, 30
+
+
+def profiling_output(data: dict[str, Any]) -> dict[str, Any]:
+    """The output ConfigMap's data, with ``phase``, ``message`` and ``profiler_error`` taken from the copied
+    ``profiler_status.yaml`` when it parses: the sidecar's own keys are a shell's line-wise reading of it."""
+    try:
+        parsed = yaml.safe_load(data.get("profiler_status.yaml") or "")
+    except yaml.YAMLError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        return data
+    out = dict(data)
+    for ours, theirs in (("phase", "phase"), ("message", "message"), ("profiler_error", "error")):
+        if isinstance(parsed.get(theirs), str) and parsed[theirs]:
+            out[ours] = parsed[theirs].strip()
+    return out
 
 
 def _configmap_resource(name: str) -> str:
@@ -170,7 +188,7 @@ def dynamo_graph_deployment_request(request: StepRequest) -> StepResponse:
         "v1", "ConfigMap", match_name=output_configmap_name(name), namespace=namespace
     )
     outputs = request.required.get(OUTPUT_REQUIREMENT, [])
-    output = (outputs[0].get("data") or {}) if outputs else None
+    output = profiling_output(outputs[0].get("data") or {}) if outputs else None
     if job is not None:
         requirements[POD_REQUIREMENT] = ResourceSelector(
             "v1", "Pod", match_labels={JOB_NAME_LABEL: the_job}, namespace=namespace

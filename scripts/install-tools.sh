@@ -52,6 +52,21 @@ ISTIO_VERSION=v1.23.1
 GAIE_MODULE=sigs.k8s.io/gateway-api-inference-extension
 GAIE_VERSION=v1.2.0
 
+# The providers a DynamoPlatform composes for (their CRDs only; no provider runs in the tests). The
+# namespaced (.m.) families of Crossplane v2. GCP: the module proxy refuses every
+# github.com/upbound/provider-gcp/v2 and /v3 version (403); v1.14.0 of the old path is served, with
+# the cluster-scoped container.gcp.upbound.io kinds only.
+PROVIDER_AWS_MODULE=github.com/upbound/provider-aws/v2
+PROVIDER_AWS_VERSION=v2.5.0
+PROVIDER_AZURE_MODULE=github.com/upbound/provider-azure/v2
+PROVIDER_AZURE_VERSION=v2.6.0
+PROVIDER_GCP_MODULE=github.com/upbound/provider-gcp
+PROVIDER_GCP_VERSION=v1.14.0
+PROVIDER_HELM_MODULE=github.com/crossplane-contrib/provider-helm
+PROVIDER_HELM_VERSION=v1.3.0
+PROVIDER_KUBERNETES_MODULE=github.com/crossplane-contrib/provider-kubernetes
+PROVIDER_KUBERNETES_VERSION=v1.2.1
+
 # -----------------------------------------------------------------------------
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -297,6 +312,23 @@ GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/ai-dynamo/grove" \
 install_crds lws "$LWS_MODULE" "$LWS_VERSION" "" 'config/crd/bases/*.yaml'
 install_crds istio "$ISTIO_MODULE" "$ISTIO_VERSION" "" 'kubernetes/customresourcedefinitions.gen.yaml'
 install_crds gaie "$GAIE_MODULE" "$GAIE_VERSION" "" 'config/crd/bases/*.yaml'
+install_crds provider-aws "$PROVIDER_AWS_MODULE" "$PROVIDER_AWS_VERSION" "" \
+    'package/crds/eks.aws.m.upbound.io_clusters.yaml' 'package/crds/eks.aws.m.upbound.io_nodegroups.yaml' \
+    'package/crds/eks.aws.m.upbound.io_clusterauths.yaml' 'package/crds/iam.aws.m.upbound.io_roles.yaml' \
+    'package/crds/iam.aws.m.upbound.io_rolepolicyattachments.yaml'
+install_crds provider-azure "$PROVIDER_AZURE_MODULE" "$PROVIDER_AZURE_VERSION" "" \
+    'package/crds/containerservice.azure.m.upbound.io_kubernetesclusters.yaml' \
+    'package/crds/containerservice.azure.m.upbound.io_kubernetesclusternodepools.yaml' \
+    'package/crds/azure.m.upbound.io_resourcegroups.yaml'
+install_crds provider-gcp "$PROVIDER_GCP_MODULE" "$PROVIDER_GCP_VERSION" "" \
+    'package/crds/container.gcp.upbound.io_clusters.yaml' 'package/crds/container.gcp.upbound.io_nodepools.yaml'
+install_crds provider-helm "$PROVIDER_HELM_MODULE" "$PROVIDER_HELM_VERSION" "" \
+    'package/crds/helm.m.crossplane.io_releases.yaml' 'package/crds/helm.m.crossplane.io_providerconfigs.yaml' \
+    'package/crds/helm.m.crossplane.io_clusterproviderconfigs.yaml'
+install_crds provider-kubernetes "$PROVIDER_KUBERNETES_MODULE" "$PROVIDER_KUBERNETES_VERSION" "" \
+    'package/crds/kubernetes.m.crossplane.io_objects.yaml' \
+    'package/crds/kubernetes.m.crossplane.io_providerconfigs.yaml' \
+    'package/crds/kubernetes.m.crossplane.io_clusterproviderconfigs.yaml'
 
 # --- tools.env ------------------------------------------------------------------
 

@@ -181,6 +181,38 @@ def test_a_new_request_composes_the_profiling_job_with_upstreams_contract() -> N
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "profile-qwen", "namespace": NS}]
 
 
+def events(out: RenderOutput) -> list[tuple[str, str]]:
+    return [(r["severity"], r["message"]) for r in out.results]
+
+
+def test_phase_changes_are_recorded_as_upstreams_events_once() -> None:
+    flow = Flow(request_xr())
+    assert events(flow.out) == [
+        ("SEVERITY_NORMAL", "DGDR initialized successfully"),
+        ("SEVERITY_NORMAL", "Profiling job created"),
+    ]
+    flow.observe("Job", job_running())
+    assert events(flow.step()) == []
+    flow.profiled()
+    assert events(flow.out) == [("SEVERITY_NORMAL", "DynamoGraphDeployment spec generated successfully")]
+    assert events(flow.step()) == []  # Deploying again: nothing new
+
+
+def test_an_output_configmap_another_request_left_behind_is_not_read() -> None:
+    flow = Flow(request_xr())
+    flow.observe("Job", job_running())
+    flow.output(running_output("SweepingDecode", "old"))
+    flow.required[-1]["metadata"]["ownerReferences"] = [
+        {"apiVersion": "nvidia.com/v1beta1", "kind": "XDynamoGraphDeploymentRequest", "name": "qwen-old",
+         "uid": "00000000-0000-4000-8000-000000000001", "controller": True},
+    ]  # fmt: skip
+    flow.step()
+    assert flow.status["profilingPhase"] == "Initializing"
+    flow.required[-1]["metadata"]["ownerReferences"][0]["uid"] = flow.xr["metadata"]["uid"]
+    flow.step()
+    assert flow.status["profilingPhase"] == "SweepingDecode"
+
+
 def test_a_platform_cluster_role_is_bound_instead_and_the_infrastructure_reaches_the_profiler() -> None:
     config = platform({
         "dgdr": {"profilingClusterRoleName": "dynamo-platform-dgdr-profiling"},
@@ -212,6 +244,7 @@ def test_a_missing_model_cache_pvc_fails_validation_and_a_present_one_is_mounted
     message = "spec.modelCache.pvcName: model cache PVC model-cache not found in namespace dynamo"
     assert conditions(flow.out)["Validation"] == ("False", "ValidationFailed", message)
     assert conditions(flow.out)["Succeeded"] == ("False", "ValidationFailed", f"Validation failed: {message}")
+    assert events(flow.out) == [("SEVERITY_WARNING", message)]
     pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "model-cache", "namespace": NS}}
     job = composed(Flow(request_xr(spec), [pvc]).out, "Job")
     profiler = profiler_container(job)

@@ -86,6 +86,33 @@ def profiling_output(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _stale(output: dict[str, Any], uid: str | None) -> bool:
+    """An output ConfigMap another composite controls: left by an earlier request of the same name (upstream
+    deletes it before creating the Job; here it goes with its owner, and until then it is not read)."""
+    owners = [r for r in (output.get("metadata") or {}).get("ownerReferences") or [] if r.get("controller")]
+    return bool(uid) and any(r.get("uid") != uid for r in owners)
+
+
+# The events upstream records on a phase change (previous phase, new phase) -> (reason, message).
+TRANSITION_EVENTS = {
+    (None, "Pending"): [
+        ("Initialized", "DGDR initialized successfully"),
+        ("ProfilingJobCreated", "Profiling job created"),
+    ],
+    **{
+        (before, after): [("SpecGenerated", "DynamoGraphDeployment spec generated successfully")]
+        for before in ("Pending", "Profiling")
+        for after in ("Ready", "Deploying")
+    },
+}
+
+
+def _transition_events(before: str | None, after: str, failed: str | None) -> list[Result]:
+    if after == "Failed" and before != "Failed" and failed:
+        return [Result("warning", failed, "ValidationFailed")] if before in (None, "Pending") else []
+    return [Result("normal", message, reason) for reason, message in TRANSITION_EVENTS.get((before, after), [])]
+
+
 def _configmap_resource(name: str) -> str:
     return f"configmap-{name}"
 
@@ -187,8 +214,8 @@ def dynamo_graph_deployment_request(request: StepRequest) -> StepResponse:
     requirements[OUTPUT_REQUIREMENT] = ResourceSelector(
         "v1", "ConfigMap", match_name=output_configmap_name(name), namespace=namespace
     )
-    outputs = request.required.get(OUTPUT_REQUIREMENT, [])
-    output = profiling_output(outputs[0].get("data") or {}) if outputs else None
+    own = [o for o in request.required.get(OUTPUT_REQUIREMENT, []) if not _stale(o, metadata.get("uid"))]
+    output = profiling_output(own[0].get("data") or {}) if own else None
     if job is not None:
         requirements[POD_REQUIREMENT] = ResourceSelector(
             "v1", "Pod", match_labels={JOB_NAME_LABEL: the_job}, namespace=namespace
@@ -213,6 +240,7 @@ def dynamo_graph_deployment_request(request: StepRequest) -> StepResponse:
         )
     )
     results += [Result("warning", w, "ProfilingOutputInvalid") for w in decision.warnings]
+    results += _transition_events(previous.get("phase"), decision.phase, validation_problem)
 
     desired: dict[str, dict[str, Any]] = {}
     if decision.compose_job:

@@ -29,6 +29,7 @@ class Result:
     severity: Severity
     message: str
     reason: str | None = None
+    claim: bool = False  # an event on the claim too, not only on the composite
 
 
 # Context key ``function-dynamo render`` sets (Crossplane never does): the request renders a preview

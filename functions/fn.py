@@ -137,6 +137,8 @@ def apply_step_response(rsp: fnv1.RunFunctionResponse, result: StepResponse) -> 
         result_msg = fnv1.Result(severity=_SEVERITY[item.severity], message=item.message)
         if item.reason:
             result_msg.reason = item.reason
+        if item.claim:
+            result_msg.target = fnv1.TARGET_COMPOSITE_AND_CLAIM
         rsp.results.append(result_msg)
     if result.fatal:
         # Crossplane stops the pipeline and keeps what exists; the desired state we were given

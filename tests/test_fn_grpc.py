@@ -15,7 +15,7 @@ from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1bet
 from google.protobuf import json_format
 
 from functions.cli.manifests import claim_to_xr
-from functions.contract import StepResponse
+from functions.contract import Result, StepResponse
 from functions.fn import apply_step_response, struct_to_dict
 from pki import issue, make_ca
 from server import REPO, free_port, serving
@@ -196,3 +196,13 @@ def test_a_step_status_merges_with_an_earlier_steps_status() -> None:
     apply_step_response(rsp, StepResponse(composite_status={"state": "pending", "xs": [3]}))
     status = struct_to_dict(rsp.desired.composite.resource)["status"]
     assert status == {"rollingUpdate": {"phase": "InProgress"}, "state": "pending", "xs": [3]}
+
+
+def test_a_result_for_the_claim_targets_composite_and_claim() -> None:
+    rsp = fnv1.RunFunctionResponse()
+    results = [Result("normal", "Profiling job created", "ProfilingJobCreated", claim=True), Result("warning", "w")]
+    apply_step_response(rsp, StepResponse(results=results))
+    assert [(r.severity, r.reason, r.target) for r in rsp.results] == [
+        (fnv1.SEVERITY_NORMAL, "ProfilingJobCreated", fnv1.TARGET_COMPOSITE_AND_CLAIM),
+        (fnv1.SEVERITY_WARNING, "", fnv1.TARGET_UNSPECIFIED),
+    ]

@@ -109,8 +109,10 @@ TRANSITION_EVENTS = {
 
 def _transition_events(before: str | None, after: str, failed: str | None) -> list[Result]:
     if after == "Failed" and before != "Failed" and failed:
-        return [Result("warning", failed, "ValidationFailed")] if before in (None, "Pending") else []
-    return [Result("normal", message, reason) for reason, message in TRANSITION_EVENTS.get((before, after), [])]
+        return [Result("warning", failed, "ValidationFailed", claim=True)] if before in (None, "Pending") else []
+    return [
+        Result("normal", message, reason, claim=True) for reason, message in TRANSITION_EVENTS.get((before, after), [])
+    ]
 
 
 def _configmap_resource(name: str) -> str:
@@ -182,7 +184,7 @@ def dynamo_graph_deployment_request(request: StepRequest) -> StepResponse:
     discovery = platform.gpu.discoveryEnabled and not platform.namespace.restricted and hub.alpha.gpu_discovery
     results: list[Result] = []
     if accepted.rejected:
-        results.append(Result("warning", accepted.rejected, "SpecChangeRejected"))
+        results.append(Result("warning", accepted.rejected, "SpecChangeRejected", claim=True))
     requirements: dict[str, ResourceSelector] = {}
     validation_problem = None
     profiler_spec = {**spec, "image": image}

@@ -41,6 +41,7 @@ PLURALS = {
     "Job": "jobs",
     "PodSnapshot": "podsnapshots",
     "Pod": "pods",
+    "Node": "nodes",
     "PodGroup": "podgroups",
     "ResourceClaimTemplate": "resourceclaimtemplates",
 }
@@ -129,7 +130,8 @@ def checkpoint_kinds() -> set[tuple[str, str]]:
 def read_kinds() -> set[tuple[str, str]]:
     """What steps ask for as required resources (the status step's Grove objects, create: false PVCs)."""
     kinds = {(group_of(s.api_version), s.kind) for s in grove_requirements("pcs", "ns").values()}
-    return kinds | {("", "PersistentVolumeClaim"), ("", "Pod")}  # Pod: a checkpoint Job's, found by label
+    # Pod: a checkpoint or profiling Job's, found by label; Node: a DGDR's GPU discovery
+    return kinds | {("", "PersistentVolumeClaim"), ("", "Pod"), ("", "Node")}
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,18 @@ def json_copy(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
+def whole_numbers(value: Any) -> Any:
+    """JSON data with whole floats as integers: protobuf carries every number as a double, and Go's JSON writes a
+    whole float64 as an integer (``81920``, not ``81920.0``)."""
+    if isinstance(value, dict):
+        return {k: whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def merge_envs(base: list[dict[str, Any]], override: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Env lists merged by name, ``override`` winning, sorted by name (upstream MergeEnvs)."""
     merged = {e["name"]: e for e in base}

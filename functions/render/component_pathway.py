@@ -32,7 +32,7 @@ import hashlib
 import json
 from typing import Any
 
-from functions.api.graph import MAIN_CONTAINER, Component, Graph, json_copy, merge_envs
+from functions.api.graph import MAIN_CONTAINER, Component, Graph, json_copy, merge_envs, whole_numbers
 from functions.api.normalise import COMPOSED_NAME_ANNOTATION, COMPOSED_NAMESPACE_ANNOTATION
 from functions.render.defaults import PLANNER_SERVICE_ACCOUNT, WORKER_TYPES
 from functions.render.labels import (
@@ -90,17 +90,6 @@ def raw_components(graph: Graph, spec: dict[str, Any]) -> dict[str, dict[str, An
     return {str(c.get("name")): c for c in spec.get("components") or [] if isinstance(c, dict)}
 
 
-def _canonical(value: Any) -> Any:
-    """JSON data with whole floats as integers: protobuf carries every number as a double."""
-    if isinstance(value, dict):
-        return {k: _canonical(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_canonical(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
 def worker_hash(graph: Graph, raw: dict[str, dict[str, Any]]) -> str:
     """8 hex characters over every worker-type component's pod-relevant spec (see the module doc)."""
     specs = {
@@ -108,7 +97,7 @@ def worker_hash(graph: Graph, raw: dict[str, dict[str, Any]]) -> str:
         for c in graph.components
         if is_worker(c)
     }
-    text = json.dumps(_canonical(specs), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(whole_numbers(specs), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
@@ -185,7 +174,7 @@ def dcd_spec(
         if component.component_type == "epp":
             pod_meta = spec.setdefault("extraPodMetadata", {})
             pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), ISTIO_INJECT_ANNOTATION: "false"}
-        return _canonical(spec)
+        return whole_numbers(spec)
     template = spec.setdefault("podTemplate", {})
     metadata = template.setdefault("metadata", {})
     # The system labels live on the DCD itself (its step re-derives them on the pods); the pod template
@@ -209,7 +198,7 @@ def dcd_spec(
         main["env"] = merge_envs(json_copy(envs), main.get("env") or [])
     if not metadata:
         del template["metadata"]
-    return _canonical(spec)
+    return whole_numbers(spec)
 
 
 def render_component_deployment(graph: Graph, component: Component, hash8: str, spec: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from functions.api.graph import whole_numbers
 from functions.api.platform import Infrastructure
 from functions.api.request_conversion import PROFILER_CONTAINER, AlphaExtras
 from functions.render.naming import cut_with_hash
@@ -66,20 +67,9 @@ class ProfilingSettings:
     operator_image_pull_policy: str = "IfNotPresent"
 
 
-def _integral(value: Any) -> Any:
-    """Whole floats as integers, as Go's JSON writes a float64 (``81920``, not ``81920.0``)."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _integral(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_integral(v) for v in value]
-    return value
-
-
 def profiler_config(spec: dict[str, Any]) -> str:
     """The ``--config`` argument: the spec as compact JSON, keys sorted."""
-    return json.dumps(_integral(spec), sort_keys=True, separators=(",", ":"))
+    return json.dumps(whole_numbers(spec), sort_keys=True, separators=(",", ":"))
 
 
 def _env(name: str, value: str) -> dict[str, Any]:

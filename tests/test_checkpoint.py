@@ -20,7 +20,7 @@ from functions.render.checkpoint_ids import dgd_checkpoint_id, go_json, identity
 from functions.steps.checkpoint.step import POD_REQUIREMENT, dynamo_checkpoint
 from functions.validation import load_crds, validate_object
 from server import REPO
-from tooling import crank_render, require_shared
+from tooling import crank_render, regenerated, require_shared
 
 EXAMPLE = REPO / "examples" / "checkpoint" / "vllm-checkpoint.yaml"
 PLATFORM_FILE = REPO / "examples" / "platform" / "dynamo-platform.yaml"
@@ -499,14 +499,7 @@ def test_crank_renders_each_lifecycle_state_as_in_process(state: str, functions_
 
 def test_the_lifecycle_files_are_what_the_step_renders_today(tmp_path: Path) -> None:
     """regenerate.py's output is committed: a step change that alters it must be reviewed and regenerated."""
-    import subprocess
-    import sys
-
-    files = ("*.yaml", "*.json")
-    before = {p: p.read_text() for pattern in files for p in sorted(LIFECYCLE.rglob(pattern))}
-    done = subprocess.run([sys.executable, str(LIFECYCLE / "regenerate.py")], capture_output=True, text=True, cwd=REPO)
-    assert done.returncode == 0, done.stderr
-    after = {p: p.read_text() for pattern in files for p in sorted(LIFECYCLE.rglob(pattern))}
+    before, after = regenerated(LIFECYCLE, ("*.yaml", "*.json"))
     stale = [str(p.relative_to(REPO)) for p in before if before[p] != after.get(p)]
     assert not stale, f"stale: {stale} (run examples/checkpoint-lifecycle/regenerate.py and review the diff)"
 

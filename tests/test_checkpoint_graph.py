@@ -4,8 +4,6 @@ shaping on both pathways (reference checkpoint-gms-dgdr-model.md §1.1-§1.7).""
 from __future__ import annotations
 
 import copy
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ from functions.render.checkpoint_auto import auto_checkpoint_id, overlay_pod_tem
 from functions.render.checkpoint_ids import identity_hash
 from functions.validation import load_crds, validate_object
 from server import REPO
-from tooling import crank_render, require_shared
+from tooling import crank_render, regenerated, require_shared
 
 AUTO = REPO / "examples" / "checkpoint" / "vllm-agg-auto-checkpoint.yaml"
 REF = REPO / "examples" / "checkpoint" / "vllm-disagg-checkpoint-ref.yaml"
@@ -449,10 +447,7 @@ def test_crank_renders_the_checkpoint_ref_example_as_in_process(functions_file: 
 
 def test_the_example_states_are_what_the_step_renders_today() -> None:
     """regenerate.py's output is committed: a step change that alters it must be reviewed and regenerated."""
-    before = {p: p.read_text() for p in sorted(STATES.rglob("*.yaml"))}
-    done = subprocess.run([sys.executable, str(STATES / "regenerate.py")], capture_output=True, text=True, cwd=REPO)
-    assert done.returncode == 0, done.stderr
-    after = {p: p.read_text() for p in sorted(STATES.rglob("*.yaml"))}
+    before, after = regenerated(STATES)
     stale = [str(p.relative_to(REPO)) for p in before if before[p] != after.get(p)]
     assert not stale and set(before) == set(after), f"stale: {stale} (run {STATES / 'regenerate.py'})"
 

@@ -7,7 +7,6 @@ import copy
 import json
 import shutil
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -24,7 +23,7 @@ from functions.render.labels import model_hash
 from functions.render.lora_job import LOAD_SCRIPT
 from functions.status.model import candidates, lora_status
 from server import REPO
-from tooling import crank_render
+from tooling import crank_render, regenerated
 
 BASE = REPO / "examples" / "model" / "qwen3-base.yaml"
 LORA = REPO / "examples" / "model" / "qwen3-lora.yaml"
@@ -234,10 +233,7 @@ def test_crank_renders_each_state_as_in_process(name: str, claim: Path, function
 
 
 def test_the_states_are_what_the_step_renders_today() -> None:
-    before = {p: p.read_text() for p in sorted(STATES.rglob("*.yaml"))}
-    done = subprocess.run([sys.executable, str(STATES / "regenerate.py")], capture_output=True, text=True, cwd=REPO)
-    assert done.returncode == 0, done.stderr
-    after = {p: p.read_text() for p in sorted(STATES.rglob("*.yaml"))}
+    before, after = regenerated(STATES)
     assert before == after, "stale: run examples/model-states/regenerate.py and review the diff"
 
 

@@ -3,8 +3,6 @@ and ``function-dynamo export`` of the graph a request generated."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +14,7 @@ from functions.cli.export import export
 from functions.cli.main import cli
 from functions.cli.manifests import dump_documents, find_composition, load_documents
 from functions.cli.pipeline import RenderOutput, render
-from tooling import crank_render
+from tooling import crank_render, regenerated
 
 REPO = Path(__file__).resolve().parents[1]
 STATES = REPO / "examples" / "dgdr-states"
@@ -85,10 +83,7 @@ def test_crank_renders_each_state_as_in_process(state: str, functions_file: Path
 
 def test_the_states_are_what_the_step_renders_today() -> None:
     """regenerate.py's output is committed: a step change that alters it must be reviewed and regenerated."""
-    before = {p: p.read_text() for p in sorted(STATES.rglob("*.yaml"))}
-    done = subprocess.run([sys.executable, str(STATES / "regenerate.py")], capture_output=True, text=True, cwd=REPO)
-    assert done.returncode == 0, done.stderr
-    after = {p: p.read_text() for p in sorted(STATES.rglob("*.yaml"))}
+    before, after = regenerated(STATES)
     stale = [str(p.relative_to(REPO)) for p in before if before[p] != after.get(p)]
     assert not stale and set(before) == set(after), f"stale: {stale} (run {STATES / 'regenerate.py'})"
 

@@ -154,3 +154,18 @@ def crank_render(*args: str) -> str:
     proc = subprocess.run([str(require_crank()), "render", *args], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
+
+
+def regenerated(folder: Path, patterns: tuple[str, ...] = ("*.yaml",)) -> tuple[dict[Path, str], dict[Path, str]]:
+    """The files of ``folder`` before and after running its ``regenerate.py`` (which must succeed)."""
+    import subprocess
+    import sys
+
+    def files() -> dict[Path, str]:
+        return {p: p.read_text() for pattern in patterns for p in sorted(folder.rglob(pattern))}
+
+    before = files()
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, str(folder / "regenerate.py")], capture_output=True, text=True, cwd=repo)
+    assert done.returncode == 0, done.stderr
+    return before, files()

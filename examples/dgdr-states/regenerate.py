@@ -3,10 +3,11 @@
     .venv/bin/python examples/dgdr-states/regenerate.py
 
 Each ``<state>/`` holds ``xr.yaml`` (the XR as the reconcile reads it: the status the previous reconcile wrote),
-when there is any: ``observed.yaml`` (the composed resources as Crossplane observes them: the profiling Job with the status the Job
-controller wrote, later the DynamoGraphDeployment with its own status) and ``required.yaml`` (the output
-ConfigMap the Job's sidecar applied, the Job's pod). ``ready`` belongs to ``examples/dgdr/trtllm-review.yaml``
-(``autoApply: false``), the others to ``examples/dgdr/vllm-sla.yaml``. Render one with
+when there is any: ``observed.yaml`` (the composed resources as Crossplane observes them: the profiling Job with
+the status the Job controller wrote, later the DynamoGraphDeployment with its own status) and ``required.yaml``
+(the output ConfigMap the Job's sidecar applied, the Job's pod). ``ready`` belongs to
+``examples/dgdr/trtllm-review.yaml`` (``autoApply: false``), the others to ``examples/dgdr/vllm-sla.yaml``.
+Render one with
 
     function-dynamo render examples/dgdr-states/<state>/xr.yaml \\
         -o examples/dgdr-states/<state>/observed.yaml -e examples/dgdr-states/<state>/required.yaml

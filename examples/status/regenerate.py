@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from functions.api.platform import deep_merge
 from functions.cli.manifests import claim_to_xr, find_composition, load_documents
 from functions.cli.pipeline import render
 
@@ -279,20 +280,9 @@ PCS_GENERATION = 4  # created, restart-1, restart-2 on the frontend, restart-2 o
 CLIQUE_ROLLOUTS = {"frontend": (1, 3), "vllmdecodeworker": (0, 3), "vllmprefillworker": (2, 2)}
 
 
-def with_overlay(xr: Obj, overlay: Obj) -> Obj:
-    """``overlay`` merged into ``xr`` (mappings merge, anything else replaces)."""
-    out = copy.deepcopy(xr)
-    for key, value in overlay.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = with_overlay(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
 def regenerate_restarting() -> Path:
     claim = yaml.safe_load((REPO / "examples" / f"{RESTART_CLAIM}.yaml").read_text())
-    xr = with_overlay(claim_to_xr(claim), RESTART_OVERLAY)
+    xr = deep_merge(claim_to_xr(claim), RESTART_OVERLAY)
     composed = render(xr, find_composition(xr, load_documents(REPO / "compositions"))).composed
     observed = [as_observed(o, ready=False) for o in composed]
     pcs = next(o for o in observed if o["kind"] == "PodCliqueSet")
@@ -403,7 +393,7 @@ def regenerate_components_rolling() -> Path:
         for o in old
         if o["kind"] == "XDynamoComponentDeployment"
     }
-    xr = with_overlay(old_xr, ROLLING_OVERLAY)
+    xr = deep_merge(old_xr, ROLLING_OVERLAY)
     planned = render(xr, find_composition(xr, compositions), list(dcds.values())).composed
     for obj in planned:
         key = obj["metadata"]["annotations"][resource]

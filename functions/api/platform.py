@@ -7,6 +7,7 @@ bootstrap required resource. Absent, or a field absent, means upstream's default
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -190,6 +191,18 @@ class PlatformConfig(_Config):
     @property
     def kai_enabled(self) -> bool:
         return self.orchestrators.kaiScheduler.enabled is True
+
+
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` written over ``base``: objects merge key by key, anything else is replaced (a platform's
+    ``spec.config`` over what its prerequisites imply)."""
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
 
 
 class PlatformConfigError(ValueError):

@@ -18,6 +18,7 @@ CLAIM_KINDS = {
     "DynamoGraphDeploymentRequest": ("XDynamoGraphDeploymentRequest", f"{GROUP}/v1beta1"),
     "DynamoGraphDeploymentScalingAdapter": ("XDynamoGraphDeploymentScalingAdapter", f"{GROUP}/v1beta1"),
     "DynamoModel": ("XDynamoModel", f"{GROUP}/v1alpha1"),
+    "DynamoPlatform": ("XDynamoPlatform", f"{GROUP}/v1alpha1"),
 }
 CLAIM_NAME_LABEL = "crossplane.io/claim-name"
 CLAIM_NAMESPACE_LABEL = "crossplane.io/claim-namespace"

@@ -20,6 +20,7 @@ from functions.steps.checkpoint.step import dynamo_checkpoint
 from functions.steps.component.step import component_deployment
 from functions.steps.graph.render import render_graph_deployment
 from functions.steps.model.step import dynamo_model
+from functions.steps.platform.step import dynamo_platform
 from functions.steps.request.step import dynamo_graph_deployment_request
 from functions.steps.scaling.step import scaling_adapter
 from functions.validation import FieldValidation
@@ -32,6 +33,7 @@ CLAIM_STEPS: dict[str, Step] = {
     "DynamoCheckpoint": dynamo_checkpoint,
     "DynamoModel": dynamo_model,
     "DynamoGraphDeploymentRequest": dynamo_graph_deployment_request,
+    "DynamoPlatform": dynamo_platform,
 }
 
 

@@ -1,8 +1,8 @@
 """The step registry: the ``kind`` of a pipeline step's Input selects the step.
 
 One subpackage per composite kind holds its steps (``graph``: ``GraphDeployment`` and
-``GraphStatus``; ``component``; ``scaling``; ``checkpoint``; ``model``; ``request``). A new kind adds its subpackage and
-one line here.
+``GraphStatus``; ``component``; ``scaling``; ``checkpoint``; ``model``; ``request``; ``platform``). A new kind adds
+its subpackage and one line here.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from functions.steps.component.step import component_deployment
 from functions.steps.graph.render import render_graph_deployment
 from functions.steps.graph.status import graph_status
 from functions.steps.model.step import dynamo_model
+from functions.steps.platform.step import dynamo_platform
 from functions.steps.request.step import dynamo_graph_deployment_request
 from functions.steps.scaling.step import scaling_adapter
 
@@ -36,6 +37,7 @@ STEPS: dict[str, Step] = {
     "GraphStatus": graph_status,
     "Model": dynamo_model,
     "Noop": passthrough,
+    "Platform": dynamo_platform,
     "ScalingAdapter": scaling_adapter,
 }
 

@@ -15,6 +15,7 @@ import yaml
 from functions.xrd.builder import GROUP
 from functions.xrd.checkpoint import dckpt_xrd
 from functions.xrd.component import dcd_xrd
+from functions.xrd.dynamo_platform import dp_xrd
 from functions.xrd.graph import dgd_xrd
 from functions.xrd.model import dm_xrd
 from functions.xrd.request import dgdr_xrd
@@ -32,6 +33,7 @@ def all_xrds(upstream_dir: Path | None = None) -> dict[str, dict[str, Any]]:
         "dynamographdeploymentrequests.yaml": dgdr_xrd(upstream_dir),
         "dynamographdeploymentscalingadapters.yaml": dgdsa_xrd(),
         "dynamomodels.yaml": dm_xrd(),
+        "dynamoplatforms.yaml": dp_xrd(),
     }
 
 

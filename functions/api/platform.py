@@ -210,14 +210,16 @@ class PlatformConfigError(ValueError):
 
 
 def platform_config(environment_configs: list[dict[str, Any]]) -> PlatformConfig:
-    """The config from the ``dynamo-platform`` EnvironmentConfig (a required resource), or defaults."""
-    for env in environment_configs:
-        if (env.get("metadata") or {}).get("name") == PLATFORM_CONFIG_NAME:
+    """The config from the ``dynamo-platform`` EnvironmentConfig (a required resource), or defaults. A DGD placed on
+    a DynamoPlatform is given that platform's ``dynamo-platform-<name>`` instead (``functions.steps.placement``)."""
+    names = [str((env.get("metadata") or {}).get("name")) for env in environment_configs]
+    for env, name in zip(environment_configs, names, strict=True):
+        if name == PLATFORM_CONFIG_NAME or name.startswith(PLATFORM_CONFIG_NAME + "-"):
             try:
                 return PlatformConfig.model_validate(env.get("data") or {})
             except ValidationError as exc:
                 problems = "; ".join(
-                    "EnvironmentConfig/dynamo-platform data." + ".".join(str(p) for p in e["loc"]) + f": {e['msg']}"
+                    f"EnvironmentConfig/{name} data." + ".".join(str(p) for p in e["loc"]) + f": {e['msg']}"
                     for e in exc.errors(include_url=False)
                 )
                 raise PlatformConfigError(problems) from None

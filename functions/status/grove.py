@@ -58,3 +58,18 @@ def pcsg_readiness(obj: dict[str, Any] | None, name: str) -> tuple[Readiness, Re
         available=available,
     )
     return _rollout(obj, "available", available), counts
+
+
+def grove_children(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    """(kind, name) of the PodCliques and PodCliqueScalingGroups Grove creates for a PodCliqueSet at replica 0
+    (target-apis.md §1.5): ``<pcs>-0-<clique>`` for a clique outside any scaling group, ``<pcs>-0-<group>`` for a
+    group; nothing for any other object."""
+    if obj.get("kind") != "PodCliqueSet" or not str(obj.get("apiVersion", "")).startswith("grove.io/"):
+        return []
+    pcs = str((obj.get("metadata") or {}).get("name", ""))
+    template = (obj.get("spec") or {}).get("template") or {}
+    groups = template.get("podCliqueScalingGroups") or []
+    grouped = {name for g in groups for name in g.get("cliqueNames") or []}
+    out = [(PODCLIQUE, f"{pcs}-0-{c['name']}") for c in template.get("cliques") or [] if c["name"] not in grouped]
+    out += [(PODCLIQUE_SCALING_GROUP, f"{pcs}-0-{g['name']}") for g in groups]
+    return out

@@ -2,7 +2,8 @@
 
 One subpackage per composite kind holds its steps (``graph``: ``GraphDeployment`` and
 ``GraphStatus``; ``component``; ``scaling``; ``checkpoint``; ``model``; ``request``; ``platform``). A new kind adds
-its subpackage and one line here.
+its subpackage and one line here. The DGD and DCD steps are ``placed``: a claim annotated with a DynamoPlatform
+has its objects composed on that platform's cluster (``functions.steps.placement``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from functions.steps.component.step import component_deployment
 from functions.steps.graph.render import render_graph_deployment
 from functions.steps.graph.status import graph_status
 from functions.steps.model.step import dynamo_model
+from functions.steps.placement import placed
 from functions.steps.platform.step import dynamo_platform
 from functions.steps.request.step import dynamo_graph_deployment_request
 from functions.steps.scaling.step import scaling_adapter
@@ -31,10 +33,10 @@ def passthrough(request: StepRequest) -> StepResponse:
 
 STEPS: dict[str, Step] = {
     "Checkpoint": dynamo_checkpoint,
-    "ComponentDeployment": component_deployment,
-    "GraphDeployment": render_graph_deployment,
+    "ComponentDeployment": placed(component_deployment),
+    "GraphDeployment": placed(render_graph_deployment),
     "GraphDeploymentRequest": dynamo_graph_deployment_request,
-    "GraphStatus": graph_status,
+    "GraphStatus": placed(graph_status),
     "Model": dynamo_model,
     "Noop": passthrough,
     "Platform": dynamo_platform,

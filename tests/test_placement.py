@@ -1,0 +1,162 @@
+"""DGDs placed on a DynamoPlatform (``nvidia.com/dynamo-platform``): every object as a provider-kubernetes Object
+on the platform's cluster, rendered with the platform's EnvironmentConfig, and the status read back from the
+Objects' observed manifests."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from functions.cli.manifests import find_composition, load_documents
+from functions.cli.pipeline import RenderError, render
+from functions.cli.render import admitted_xr
+from functions.steps.placement import object_name, placement_of
+from server import REPO
+
+Obj = dict[str, Any]
+COMPOSITIONS = load_documents(REPO / "compositions")
+PLACED = REPO / "examples" / "dynamo-platform" / "vllm-agg-placed.yaml"
+LOCAL = REPO / "examples" / "vllm-agg.yaml"
+PLATFORM = REPO / "examples" / "dynamo-platform" / "aws.yaml"
+RESOURCE_NAME = "crossplane.io/composition-resource-name"
+
+
+def _render(path: Any, observed: list[Obj] | None = None, required: list[Obj] | None = None, converge: bool = True):
+    doc = load_documents(path)[0] if not isinstance(path, dict) else copy.deepcopy(path)
+    xr = admitted_xr(doc, "dynamo-demo", "Strict")
+    return render(xr, find_composition(xr, COMPOSITIONS), observed or [], required or [], converge=converge)
+
+
+def platform_config(name: str | None = None) -> Obj:
+    """The EnvironmentConfig the DynamoPlatform gpu-east writes (its preview), renamed when ``name`` is given."""
+    config = next(o for o in _render(PLATFORM).composed if o["kind"] == "EnvironmentConfig")
+    config = {k: v for k, v in config.items() if k in ("apiVersion", "kind", "data")} | {
+        "metadata": {"name": name or config["metadata"]["name"]}
+    }
+    return config
+
+
+def by_key(out: Any) -> dict[str, Obj]:
+    return {o["metadata"]["annotations"][RESOURCE_NAME]: o for o in out.composed}
+
+
+def _without_crossplane_metadata(obj: Obj) -> Obj:
+    obj = copy.deepcopy(obj)
+    meta = obj["metadata"]
+    meta.pop("ownerReferences", None)
+    for field in ("labels", "annotations"):
+        kept = {k: v for k, v in (meta.get(field) or {}).items() if not k.startswith("crossplane.io/")}
+        if kept:
+            meta[field] = kept
+        else:
+            meta.pop(field, None)
+    return obj
+
+
+def test_a_placed_graph_composes_what_a_local_one_does_each_inside_an_object() -> None:
+    local = by_key(_render(LOCAL, required=[platform_config("dynamo-platform")]))
+    placed = by_key(_render(PLACED, required=[platform_config()]))
+    assert set(local) <= set(placed)
+    for key, obj in local.items():
+        wrapper = placed[key]
+        assert (wrapper["apiVersion"], wrapper["kind"]) == ("kubernetes.m.crossplane.io/v1alpha1", "Object"), key
+        assert wrapper["spec"]["providerConfigRef"] == {
+            "kind": "ClusterProviderConfig",
+            "name": "dynamo-platform-gpu-east",
+        }
+        assert wrapper["spec"]["forProvider"]["manifest"] == _without_crossplane_metadata(obj), key
+        assert wrapper["metadata"]["name"] == object_name(obj)
+    extra = sorted(set(placed) - set(local))
+    assert extra == ["observe-vllm-agg-0-frontend-podclique", "observe-vllm-agg-0-vllmworker-podclique",
+                     "placement-namespace"]  # fmt: skip
+    namespace = placed["placement-namespace"]["spec"]
+    assert namespace["forProvider"]["manifest"] == {"apiVersion": "v1", "kind": "Namespace",
+                                                    "metadata": {"name": "dynamo-demo"}}  # fmt: skip
+    assert "Delete" not in namespace["managementPolicies"], "the namespace outlives the graph"
+    assert placed["observe-vllm-agg-0-frontend-podclique"]["spec"]["managementPolicies"] == ["Observe"]
+
+
+def test_a_placed_graph_is_rendered_with_its_platforms_configuration() -> None:
+    placed = by_key(_render(PLACED, required=[platform_config()]))
+    pcs = placed["podcliqueset"]["spec"]["forProvider"]["manifest"]
+    env = {e["name"]: e.get("value") for c in pcs["spec"]["template"]["cliques"]
+           for e in c["spec"]["podSpec"]["containers"][0].get("env") or []}  # fmt: skip
+    assert env["NATS_SERVER"] == "nats://nats.dynamo-system.svc.cluster.local:4222"
+    local = by_key(_render(LOCAL))["podcliqueset"]
+    assert "nats://nats.dynamo-system" not in str(local), "the local default platform names no NATS"
+
+
+def test_a_placed_graph_waits_for_its_platform_naming_the_annotation() -> None:
+    expected = (
+        r"metadata.annotations\[nvidia.com/dynamo-platform\]: DynamoPlatform 'gpu-east' is not ready: its "
+        r"EnvironmentConfig dynamo-platform-gpu-east does not exist"
+    )
+    with pytest.raises(RenderError, match=expected):
+        _render(PLACED, converge=False)
+
+
+def test_a_preview_without_the_platform_warns_and_uses_the_defaults() -> None:
+    out = _render(PLACED)
+    assert any("previewed with the default platform configuration" in r.get("message", "") for r in out.results)
+    assert all(o["kind"] == "Object" for o in out.composed)
+
+
+def _played(out: Any, ready_cliques: bool) -> list[Obj]:
+    """The Objects as provider-kubernetes reports them: each one's manifest observed on the platform's cluster, the
+    PodCliques as Grove wrote them (ready or not)."""
+    observed = []
+    replicas = {}
+    for obj in out.composed:
+        manifest = obj["spec"]["forProvider"]["manifest"]
+        if manifest["kind"] == "PodCliqueSet":
+            pcs = manifest["metadata"]["name"]
+            replicas = {f"{pcs}-0-{c['name']}": c["spec"]["replicas"] for c in manifest["spec"]["template"]["cliques"]}
+    for obj in out.composed:
+        obj = copy.deepcopy(obj)
+        manifest = copy.deepcopy(obj["spec"]["forProvider"]["manifest"])
+        if manifest["kind"] == "PodClique":
+            want = replicas[manifest["metadata"]["name"]]
+            manifest["metadata"]["generation"] = 1
+            manifest["spec"] = {"replicas": want}
+            manifest["status"] = {"observedGeneration": 1, "replicas": want, "updatedReplicas": want,
+                                  "readyReplicas": want if ready_cliques else 0}  # fmt: skip
+        obj["status"] = {"atProvider": {"manifest": manifest},
+                         "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}  # fmt: skip
+        observed.append(obj)
+    return observed
+
+
+@pytest.mark.parametrize("ready_cliques", [True, False])
+def test_the_status_is_read_from_the_objects_observed_manifests(ready_cliques: bool) -> None:
+    required = [platform_config()]
+    out = _render(PLACED, required=required, converge=False)
+    for _ in range(2):  # the discovery RoleBinding follows its Role one reconcile later
+        out = _render(PLACED, _played(out, ready_cliques), required, converge=False)
+    status = out.composite["status"]
+    assert status["state"] == ("successful" if ready_cliques else "pending")
+    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+    assert ready["status"] == ("True" if ready_cliques else "False")
+    workers = status["components"]["VllmWorker"]
+    assert workers["readyReplicas"] == (2 if ready_cliques else 0)
+
+
+def test_an_unannotated_graph_is_not_placed() -> None:
+    assert placement_of({"metadata": {"annotations": {"other": "x"}}}) is None
+    assert all(o["kind"] != "Object" for o in _render(LOCAL).composed)
+
+
+def test_on_the_component_pathway_the_component_deployments_stay_here_and_place_their_own_objects() -> None:
+    doc = load_documents(REPO / "examples" / "vllm-disagg-no-grove.yaml")[0]
+    doc["metadata"]["annotations"]["nvidia.com/dynamo-platform"] = "gpu-east"
+    required = [platform_config()]
+    dcds = [o for o in _render(doc, required=required).composed if o["kind"] == "XDynamoComponentDeployment"]
+    assert len(dcds) == 3
+    assert all(d["metadata"]["annotations"]["nvidia.com/dynamo-platform"] == "gpu-east" for d in dcds)
+    frontend = next(d for d in dcds if d["metadata"]["name"].endswith("-frontend"))
+    frontend.setdefault("metadata", {}).pop("ownerReferences", None)
+    out = render(frontend, find_composition(frontend, COMPOSITIONS), [], required)
+    manifests = {o["spec"]["forProvider"]["manifest"]["kind"] for o in out.composed if o["kind"] == "Object"}
+    assert {"Deployment", "Service", "Namespace"} <= manifests
+    assert all(o["kind"] == "Object" for o in out.composed)

@@ -24,11 +24,18 @@ Obj = dict[str, Any]
 EXAMPLES = REPO / "examples" / "dynamo-platform"
 COMPOSITIONS = load_documents(REPO / "compositions")
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
-KUBECONFIG = yaml.safe_dump({
-    "apiVersion": "v1", "kind": "Config", "current-context": "c",
-    "clusters": [{"name": "c", "cluster": {"server": "https://ABCD.gr7.us-east-1.eks.amazonaws.com"}}],
-    "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}], "users": [{"name": "u", "user": {}}],
-})  # fmt: skip
+
+
+def kubeconfig(server: str) -> str:
+    """A kubeconfig naming ``server``, as a cloud's credential resource writes one."""
+    return yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": server}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}], "users": [{"name": "u", "user": {}}],
+    })  # fmt: skip
+
+
+KUBECONFIG = kubeconfig("https://ABCD.gr7.us-east-1.eks.amazonaws.com")
 
 
 def claim(name: str) -> Obj:

@@ -74,7 +74,7 @@ def step(
 
 
 def test_the_registry_serves_the_step() -> None:
-    assert step_for_input(INPUT) is graph_status
+    assert step_for_input(INPUT).__wrapped__ is graph_status  # placed: functions.steps.placement
     assert step_for_input({**INPUT, "apiVersion": "dynamo.fn.crossplane.io/v1"}) is None
 
 
@@ -227,7 +227,7 @@ def test_the_composition_runs_status_after_render() -> None:
     assert status["functionRef"] == render["functionRef"]
     assert status["input"]["apiVersion"] == INPUT["apiVersion"]
     assert status["input"]["kind"] == "GraphStatus"
-    assert step_for_input(status["input"]) is graph_status
+    assert step_for_input(status["input"]).__wrapped__ is graph_status
 
 
 INPUT_CRD = REPO / "package" / "function" / "input" / "graphstatuses.dynamo.fn.crossplane.io.yaml"

@@ -85,6 +85,10 @@ def test_examples_are_valid() -> None:
         "DynamoGraphDeployment",
     }
     valid += len(requests) + len(states)
+    # The DynamoPlatforms of examples/dynamo-platform (one per cloud) and the DGD placed on one.
+    platforms = load_documents(REPO / "examples" / "dynamo-platform")
+    assert sorted(d["kind"] for d in platforms) == ["DynamoGraphDeployment", *["DynamoPlatform"] * 4]
+    valid += len(platforms)
     assert f"{valid} valid, 0 invalid" in proc.stdout
 
 

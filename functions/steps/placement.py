@@ -16,6 +16,7 @@ requirement reaches the control cluster, not the platform's.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -42,9 +43,12 @@ Step = Callable[[StepRequest], StepResponse]
 
 
 def placement_of(xr: dict[str, Any]) -> str | None:
-    annotations = (xr.get("metadata") or {}).get("annotations") or {}
-    value = annotations.get(PLACEMENT_ANNOTATION)
-    return str(value) if value else None
+    """The platform the XR's annotation names; None when there is none (malformed metadata is left to the step,
+    which names the bad field)."""
+    metadata = xr.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    value = annotations.get(PLACEMENT_ANNOTATION) if isinstance(annotations, dict) else None
+    return value if isinstance(value, str) and value else None
 
 
 def is_local(obj: dict[str, Any]) -> bool:
@@ -134,14 +138,13 @@ def _remote_lookups(
 def placed(step: Step) -> Step:
     """``step``, placing what it composes on the platform its XR's annotation names."""
 
+    @functools.wraps(step)
     def run(request: StepRequest) -> StepResponse:
         platform = placement_of(request.observed_composite)
         if platform is None:
             return step(request)
         return _run_placed(step, request, platform)
 
-    run.__name__ = getattr(step, "__name__", "placed")
-    run.__doc__ = step.__doc__
     return run
 
 

@@ -9,16 +9,18 @@ from __future__ import annotations
 import base64
 import copy
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
 from functions.api.platform import PlatformConfig
-from functions.cli.manifests import find_composition, load_documents
+from functions.cli.manifests import dump_documents, find_composition, load_documents
 from functions.cli.pipeline import RenderError, render
 from functions.cli.render import Refused, admitted_xr
 from server import REPO
+from tooling import crank_render_objects
 
 Obj = dict[str, Any]
 EXAMPLES = REPO / "examples" / "dynamo-platform"
@@ -297,3 +299,20 @@ def test_spec_config_must_be_a_platform_configuration() -> None:
 
 def test_every_example_is_covered() -> None:
     assert sorted(p.stem for p in EXAMPLES.glob("*.yaml") if p.stem != "vllm-agg-placed") == sorted(CONTROL_PLANES)
+
+
+# --- the real crossplane render --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cloud", sorted(CONTROL_PLANES))
+def test_crank_renders_a_platform_as_the_in_process_pipeline_does(
+    cloud: str, functions_file: Path, tmp_path: Path
+) -> None:
+    """One reconcile each, with the kubeconfig Secret present (so an existing cluster gets its provider configs)."""
+    xr = admitted_xr(claim(cloud), "platform", "Strict")
+    composition = find_composition(xr, COMPOSITIONS)
+    secret_name = "gpu-lab-kubeconfig" if cloud == "existing" else f"{claim(cloud)['metadata']['name']}-kubeconfig"
+    required = [kubeconfig_secret(secret_name)]
+    theirs = crank_render_objects(tmp_path, functions_file, xr, composition, required)
+    out = render(xr, composition, required=required, converge=False)
+    assert dump_documents([out.composite, *out.composed]) == theirs

@@ -5,15 +5,17 @@ Objects' observed manifests."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from functions.cli.manifests import find_composition, load_documents
+from functions.cli.manifests import dump_documents, find_composition, load_documents
 from functions.cli.pipeline import RenderError, render
 from functions.cli.render import admitted_xr
 from functions.steps.placement import object_name, placement_of
 from server import REPO
+from tooling import crank_render_objects
 
 Obj = dict[str, Any]
 COMPOSITIONS = load_documents(REPO / "compositions")
@@ -160,3 +162,13 @@ def test_on_the_component_pathway_the_component_deployments_stay_here_and_place_
     manifests = {o["spec"]["forProvider"]["manifest"]["kind"] for o in out.composed if o["kind"] == "Object"}
     assert {"Deployment", "Service", "Namespace"} <= manifests
     assert all(o["kind"] == "Object" for o in out.composed)
+
+
+def test_crank_renders_a_placed_graph_as_the_in_process_pipeline_does(functions_file: Path, tmp_path: Path) -> None:
+    xr = admitted_xr(load_documents(PLACED)[0], "dynamo-demo", "Strict")
+    composition = find_composition(xr, COMPOSITIONS)
+    required = [platform_config()]
+    theirs = crank_render_objects(tmp_path, functions_file, xr, composition, required)
+    out = render(xr, composition, required=required, converge=False)
+    assert dump_documents([out.composite, *out.composed]) == theirs
+    assert {o["kind"] for o in out.composed} == {"Object"}

@@ -156,6 +156,21 @@ def crank_render(*args: str) -> str:
     return proc.stdout
 
 
+def crank_render_objects(
+    work: Path, functions_file: Path, xr: dict, composition: dict, required: list[dict] | None = None
+) -> str:
+    """``crank render`` of ``xr`` through ``composition``, the objects written to files in ``work`` first."""
+    import yaml
+
+    for name, obj in (("xr", xr), ("composition", composition)):
+        (work / f"{name}.yaml").write_text(yaml.safe_dump(obj))
+    extra: list[str] = []
+    if required:
+        (work / "required.yaml").write_text(yaml.safe_dump_all(required))
+        extra = ["-e", str(work / "required.yaml")]
+    return crank_render(str(work / "xr.yaml"), str(work / "composition.yaml"), str(functions_file), *extra)
+
+
 def regenerated(folder: Path, patterns: tuple[str, ...] = ("*.yaml",)) -> tuple[dict[Path, str], dict[Path, str]]:
     """The files of ``folder`` before and after running its ``regenerate.py`` (which must succeed)."""
     import subprocess

@@ -172,3 +172,14 @@ def test_crank_renders_a_placed_graph_as_the_in_process_pipeline_does(functions_
     out = render(xr, composition, required=required, converge=False)
     assert dump_documents([out.composite, *out.composed]) == theirs
     assert {o["kind"] for o in out.composed} == {"Object"}
+
+
+@pytest.mark.parametrize("example", ["vllm-agg-auto-checkpoint.yaml", "vllm-disagg-checkpoint-ref.yaml"])
+def test_a_placed_graph_with_checkpoints_is_refused_naming_the_annotation(example: str) -> None:
+    doc = load_documents(REPO / "examples" / "checkpoint" / example)[0]
+    doc["metadata"].setdefault("annotations", {})["nvidia.com/dynamo-platform"] = "gpu-east"
+    config = platform_config()
+    config["data"]["checkpoint"] = {"enabled": True, "storage": {"pvc": {"pvcName": "snap", "basePath": "/ckpt"}}}
+    with pytest.raises(RenderError, match=r"metadata.annotations\[nvidia.com/dynamo-platform\]: a graph placed on a "
+                       r"DynamoPlatform cannot use DynamoCheckpoints yet"):  # fmt: skip
+        _render(doc, required=[config])

@@ -35,6 +35,7 @@ NAMESPACE_RESOURCE = "placement-namespace"
 OBSERVE_PREFIX = "observe-"
 PLACED_LABEL = "function-dynamo.crossplane.io/placed"
 LOCAL_GROUP = "nvidia.com"
+CHECKPOINT_KIND = "DynamoCheckpoint"
 OBJECT_NAME_LIMIT = 253
 # The remote namespace outlives the DGD: other workloads may share it.
 NAMESPACE_POLICIES = ["Observe", "Create", "Update", "LateInitialize"]
@@ -55,6 +56,13 @@ def is_local(obj: dict[str, Any]) -> bool:
     """This package's own composites stay on the control cluster (``nvidia.com`` kinds named ``X...``)."""
     group = str(obj.get("apiVersion", "")).split("/")[0]
     return group == LOCAL_GROUP and str(obj.get("kind", "")).startswith("X")
+
+
+def _uses_checkpoints(result: StepResponse) -> bool:
+    """A checkpoint the step composes (an auto checkpoint) or reads (``checkpointRef``)."""
+    return any(s.kind == CHECKPOINT_KIND for s in result.requirements.values()) or any(
+        d.resource.get("kind") == CHECKPOINT_KIND for d in result.desired_resources.values()
+    )
 
 
 def is_placed_object(obj: dict[str, Any]) -> bool:
@@ -175,6 +183,13 @@ def _run_placed(step: Step, request: StepRequest, platform: str) -> StepResponse
         required={**request.required, PLATFORM_REQUIREMENT: found},
     )
     first = step(inner)
+    if _uses_checkpoints(first):
+        message = (
+            f"metadata.annotations[{PLACEMENT_ANNOTATION}]: a graph placed on a DynamoPlatform cannot use "
+            "DynamoCheckpoints yet (a checkpoint's Job and PodSnapshot run on the control cluster); remove the "
+            "annotation, or the components' checkpoint settings"
+        )
+        return fatal(message, reason="PlacementUnsupported")
     # What the step reads from the cluster, seen through Observe Objects; asked again with what they saw.
     lookups: dict[str, list[dict[str, Any]]] = {}
     requirements = dict(first.requirements)

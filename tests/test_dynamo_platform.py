@@ -49,6 +49,10 @@ def run(doc: Obj, observed: list[Obj] | None = None, required: list[Obj] | None 
     return render(xr, find_composition(xr, COMPOSITIONS), observed or [], required or [], converge=False)
 
 
+def by_key(out: Any) -> dict[str, Obj]:
+    return {o["metadata"]["annotations"][RESOURCE_NAME]: o for o in out.composed}
+
+
 def keys(out: Any) -> list[str]:
     return [o["metadata"]["annotations"][RESOURCE_NAME] for o in out.composed]
 
@@ -316,3 +320,16 @@ def test_crank_renders_a_platform_as_the_in_process_pipeline_does(
     theirs = crank_render_objects(tmp_path, functions_file, xr, composition, required)
     out = render(xr, composition, required=required, converge=False)
     assert dump_documents([out.composite, *out.composed]) == theirs
+
+
+@pytest.mark.parametrize("unready", ["cluster", "release-kai"])
+def test_a_stage_turning_unready_holds_the_platform_back_and_deletes_nothing(unready: str) -> None:
+    doc = claim("aws")
+    last = _stages("aws")[-1]
+    observed = {k: ready(o, state="deployed") if o["kind"] == "Release" else ready(o) for k, o in by_key(last).items()}
+    observed[unready]["status"]["conditions"] = [{"type": "Ready", "status": "False", "reason": "Unavailable"}]
+    out = run(doc, list(observed.values()), [kubeconfig_secret("gpu-east-kubeconfig")])
+    assert keys(out) == keys(last), "nothing composed is dropped (Crossplane would delete it)"
+    assert out.composite["status"]["phase"] == ("Provisioning" if unready == "cluster" else "Installing")
+    ready_condition = next(c for c in out.composite["status"]["conditions"] if c["type"] == "Ready")
+    assert ready_condition["status"] == "False"

@@ -91,6 +91,9 @@ def dynamo_platform(request: StepRequest) -> StepResponse:
     status = PlatformStatus()
     desired: dict[str, DesiredResource] = {}
 
+    def kept(stage: dict[str, Any]) -> bool:
+        return any(key in observed for key in stage)
+
     def compose(key: str, obj: dict[str, Any], ready: bool | None = None) -> bool:
         ready = is_ready(observed.get(key)) if ready is None else ready
         desired[key] = DesiredResource(obj, ready=ready)
@@ -101,7 +104,9 @@ def dynamo_platform(request: StepRequest) -> StepResponse:
     cluster = observed.get(plan.cluster_key) if plan.cluster_key else None
     status.cluster_ready = plan.cluster_key is None or is_ready(cluster)
     status.endpoint, status.kubernetes_version = _observed_endpoint(platform, cluster)
-    if status.cluster_ready or preview:
+    # A stage's gate opens it; once composed it stays composed (kept) when the gate closes again, e.g. while the
+    # cluster upgrades or EKS refreshes the kubeconfig: it holds the next stages back and deletes nothing.
+    if status.cluster_ready or preview or kept(plan.after_cluster):
         for key, obj in plan.after_cluster.items():
             compose(key, obj)
     for pool, key in plan.node_pools.items():
@@ -116,9 +121,10 @@ def dynamo_platform(request: StepRequest) -> StepResponse:
     status.endpoint = server or status.endpoint
     if not status.kubeconfig_ready:
         status.waiting_for = f"waiting for Secret {secret_name} to hold key {secret_key}"
+    provider_configs = render_provider_configs(platform, plan)
     connected = status.kubeconfig_ready or preview
-    if connected:
-        for key, obj in render_provider_configs(platform, plan).items():
+    if connected or kept(provider_configs):
+        for key, obj in provider_configs.items():
             # a ProviderConfig has no Ready condition: it is ready once it exists
             connected = compose(key, obj, ready=key in observed or preview) and connected
         status.provider_config = kubernetes_provider_config_name(platform.name)
@@ -126,13 +132,11 @@ def dynamo_platform(request: StepRequest) -> StepResponse:
     installing = connected and (status.pools_ready or preview)
     for release in release_plans(spec.prerequisites):
         key = f"release-{release.key}"
-        if installing:
-            obj = render_release(platform, release)
-            ready = compose(key, obj)
+        ready, state = False, "Pending"
+        if installing or key in observed:
+            ready = compose(key, render_release(platform, release))
             state = resource_state(observed.get(key), "state")
-            installing = ready or preview
-        else:
-            ready, state = False, "Pending"
+        installing = installing and (ready or preview)
         status.prerequisites.append(
             {
                 "name": release.key,
@@ -142,13 +146,10 @@ def dynamo_platform(request: StepRequest) -> StepResponse:
                 "state": state,
             }
         )
-    if installing:
-        compose(
-            ENVIRONMENT_CONFIG_RESOURCE,
-            render_environment_config(platform, status.endpoint),
-            ready=ENVIRONMENT_CONFIG_RESOURCE in observed or preview,
-        )
-        if ENVIRONMENT_CONFIG_RESOURCE in observed or preview:
+    if installing or ENVIRONMENT_CONFIG_RESOURCE in observed:
+        exists = ENVIRONMENT_CONFIG_RESOURCE in observed or preview
+        compose(ENVIRONMENT_CONFIG_RESOURCE, render_environment_config(platform, status.endpoint), ready=exists)
+        if exists:
             status.environment_config = environment_config_name(platform.name)
     return StepResponse(
         desired_resources=desired,

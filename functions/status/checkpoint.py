@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from functions.contract import Condition
+from functions.status.conditions import condition, is_true
 
 JOB_CREATED = "JobCreated"
 JOB_COMPLETED = "JobCompleted"
@@ -28,17 +29,6 @@ class Decision:
     compose_job: bool = False
     compose_snapshot: bool = False  # the PodSnapshot is (still) composed
     created_at: str | None = None
-
-
-def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
-    for item in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if item.get("type") == kind:
-            return item
-    return None
-
-
-def is_true(obj: dict[str, Any] | None, kind: str) -> bool:
-    return (condition(obj, kind) or {}).get("status") == "True"
 
 
 def _failed(reason: str, message: str, *, job_created: Condition | None = None, keep_job: bool) -> Decision:

@@ -48,6 +48,18 @@ def graph_ready_condition(not_ready: Iterable[tuple[str, str]]) -> Condition:
     return Condition(READY_CONDITION, "False", NOT_READY_REASON, message)
 
 
+def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    """The observed object's condition of type ``kind``, if it has one."""
+    for item in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if item.get("type") == kind:
+            return item
+    return None
+
+
+def is_true(obj: dict[str, Any] | None, kind: str) -> bool:
+    return (condition(obj, kind) or {}).get("status") == "True"
+
+
 def _find(conditions: Iterable[dict[str, Any]], type_: str) -> dict[str, Any] | None:
     return next((c for c in conditions if c.get("type") == type_), None)
 

@@ -16,18 +16,12 @@ from typing import Any
 import yaml
 
 from functions.contract import Condition
-
-
-def ready_condition(obj: dict[str, Any] | None) -> dict[str, Any] | None:
-    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if cond.get("type") == "Ready":
-            return cond
-    return None
+from functions.status.conditions import condition, is_true
 
 
 def is_ready(obj: dict[str, Any] | None) -> bool:
-    cond = ready_condition(obj)
-    return cond is not None and cond.get("status") == "True"
+    """A managed resource's (or Release's) ``Ready`` condition is True."""
+    return is_true(obj, "Ready")
 
 
 def resource_state(obj: dict[str, Any] | None, at_provider_field: str | None = None) -> str:
@@ -37,7 +31,7 @@ def resource_state(obj: dict[str, Any] | None, at_provider_field: str | None = N
     at_provider = ((obj.get("status") or {}).get("atProvider")) or {}
     if at_provider_field and at_provider.get(at_provider_field):
         return str(at_provider[at_provider_field])
-    cond = ready_condition(obj)
+    cond = condition(obj, "Ready")
     if cond is None:
         return "Creating"
     return str(cond.get("reason") or ("Available" if cond.get("status") == "True" else "Creating"))

@@ -27,6 +27,7 @@ from functions.contract import DesiredResource, ResourceSelector, Result, StepRe
 from functions.render.naming import cut_with_hash
 from functions.render.platform_addons import KUBERNETES, environment_config_name, kubernetes_provider_config_name
 from functions.render.platform_cloud import PLATFORM_LABEL
+from functions.status.graph import PART_OF_LABEL
 from functions.status.grove import grove_children
 
 PLACEMENT_ANNOTATION = PLATFORM_LABEL
@@ -137,7 +138,7 @@ def _remote_lookups(
     found = []
     for obj in desired.values():
         for kind, name in grove_children(obj):
-            labels_match = (selector.match_labels or {}).get("app.kubernetes.io/part-of") == obj["metadata"]["name"]
+            labels_match = (selector.match_labels or {}).get(PART_OF_LABEL) == obj["metadata"]["name"]
             if kind == selector.kind and labels_match:
                 found.append({**ref, "metadata": {"name": name, "namespace": ns}})
     return found

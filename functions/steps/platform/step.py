@@ -18,7 +18,7 @@ from typing import Any
 from functions.api.dynamo_platform import DynamoPlatformSpec, platform_problems
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object, parse_xr_spec
-from functions.api.platform import PlatformConfig, deep_merge
+from functions.api.platform import PlatformConfig
 from functions.contract import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal, is_preview
 from functions.render.platform_addons import (
     environment_config_name,
@@ -61,7 +61,7 @@ def _check(spec: DynamoPlatformSpec) -> None:
     if problems:
         raise SpecError("; ".join(problems))
     try:
-        PlatformConfig.model_validate(deep_merge({}, spec.config))
+        PlatformConfig.model_validate(spec.config)
     except ValueError as err:
         raise SpecError(f"spec.config: not a platform configuration: {err}") from None
 

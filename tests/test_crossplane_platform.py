@@ -18,8 +18,9 @@ import pytest
 from test_apiserver_provider_crds import PROVIDER_KINDS, provider_crds
 from test_crossplane_rbac import _create, _until, _xr, claim_path, nudge
 from test_dynamo_platform import kubeconfig
+from test_placement import observed_manifests
 
-from apiserver import ensure_namespace, install_crd, plural, resource_path
+from apiserver import ensure_namespace, install_crd, resource_path
 from controlplane import APIError, ControlPlane
 from crossplane_core import Crossplane, apply
 from crossplane_rbac import CROSSPLANE_SA, service_account_user
@@ -152,15 +153,6 @@ def _renamed(path: Any, name: str) -> dict[str, Any]:
     return doc
 
 
-def _create_doc(cp: ControlPlane, doc: dict[str, Any], namespace: str) -> dict[str, Any]:
-    doc = copy.deepcopy(doc)
-    doc["metadata"]["namespace"] = namespace
-    ensure_namespace(cp.client, namespace)
-    version = doc["apiVersion"].split("/")[1]
-    cp.client.create(resource_path("nvidia.com", version, plural(doc["kind"]), namespace), doc)
-    return doc
-
-
 def _preview_releases(claim: dict[str, Any]) -> list[dict[str, Any]]:
     xr = admitted_xr(copy.deepcopy(claim), claim["metadata"]["namespace"], "Strict")
     out = render(xr, find_composition(xr, load_documents(REPO / "compositions")))
@@ -217,11 +209,11 @@ def test_a_dgd_placed_on_a_platform_composes_objects_and_is_ready_from_what_they
 ) -> None:
     cp = crossplane.cp
     # its own platform: a platform's ClusterProviderConfig and EnvironmentConfig are cluster-wide, by its name
-    platform = _create_doc(cp, _renamed(EXAMPLES / "aws.yaml", "gpu-placed"), "platform-placement")
+    platform = _create(cp, _renamed(EXAMPLES / "aws.yaml", "gpu-placed"), "platform-placement")
     play_providers(cp, platform, providers)
     dgd = load_documents(EXAMPLES / "vllm-agg-placed.yaml")[0]
     dgd["metadata"]["annotations"][PLATFORM_LABEL] = "gpu-placed"
-    dgd = _create_doc(cp, dgd, "placed-demo")
+    dgd = _create(cp, dgd, "placed-demo")
     objects_path = "/apis/kubernetes.m.crossplane.io/v1alpha1/namespaces/placed-demo/objects"
     objects = _until("no Object composed for the placed DGD", lambda: cp.client.get(objects_path)["items"])
     assert all(o["spec"]["providerConfigRef"]["name"] == "dynamo-platform-gpu-placed" for o in objects)
@@ -234,25 +226,12 @@ def test_a_dgd_placed_on_a_platform_composes_objects_and_is_ready_from_what_they
     def play_kubernetes_provider() -> bool:
         """provider-kubernetes' part: each Object's manifest observed on the platform's cluster, PodCliques ready."""
         items = cp.client.get(objects_path)["items"]
-        replicas: dict[str, int] = {}
-        for obj in items:
-            manifest = obj["spec"]["forProvider"]["manifest"]
-            if manifest["kind"] == "PodCliqueSet":
-                pcs = manifest["metadata"]["name"]
-                replicas = {
-                    f"{pcs}-0-{c['name']}": c["spec"]["replicas"] for c in manifest["spec"]["template"]["cliques"]
-                }
+        manifests = observed_manifests(items)
         for obj in items:
             if (obj.get("status") or {}).get("atProvider"):
                 continue
-            manifest = copy.deepcopy(obj["spec"]["forProvider"]["manifest"])
-            if manifest["kind"] == "PodClique":
-                want = replicas[manifest["metadata"]["name"]]
-                counts = {"replicas": want, "readyReplicas": want, "updatedReplicas": want}
-                manifest |= {"spec": {"replicas": want}, "status": {"observedGeneration": 1, **counts}}
-                manifest["metadata"]["generation"] = 1
             path = f"{objects_path}/{obj['metadata']['name']}"
-            _write_status(cp, path, {**READY, "atProvider": {"manifest": manifest}})
+            _write_status(cp, path, {**READY, "atProvider": {"manifest": manifests[obj["metadata"]["name"]]}})
         nudge(cp, dgd)
         status = cp.client.get(claim_path(dgd)).get("status") or {}
         return status.get("state") == "successful"

@@ -40,8 +40,9 @@ def _namespace(path: Path, prefix: str) -> str:
     return prefix + path.relative_to(REPO / "examples").with_suffix("").as_posix().replace("/", "-").lower()
 
 
-def _create(cp: ControlPlane, path: Path, namespace: str) -> dict[str, Any]:
-    claim = yaml.safe_load(path.read_text())
+def _create(cp: ControlPlane, path: Path | dict[str, Any], namespace: str) -> dict[str, Any]:
+    """The claim of file ``path`` (or the claim ``path``) created in ``namespace``."""
+    claim = copy.deepcopy(path) if isinstance(path, dict) else yaml.safe_load(path.read_text())
     claim["metadata"]["namespace"] = namespace
     ensure_namespace(cp.client, namespace)
     collection = resource_path("nvidia.com", claim["apiVersion"].split("/")[1], plural(claim["kind"]), namespace)

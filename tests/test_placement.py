@@ -105,18 +105,17 @@ def test_a_preview_without_the_platform_warns_and_uses_the_defaults() -> None:
     assert all(o["kind"] == "Object" for o in out.composed)
 
 
-def _played(out: Any, ready_cliques: bool) -> list[Obj]:
-    """The Objects as provider-kubernetes reports them: each one's manifest observed on the platform's cluster, the
-    PodCliques as Grove wrote them (ready or not)."""
-    observed = []
+def observed_manifests(objects: list[Obj], ready_cliques: bool = True) -> dict[str, Obj]:
+    """Object name -> the manifest provider-kubernetes would report it observed on the platform's cluster: as
+    applied, and the PodCliques as Grove writes them (ready or not)."""
     replicas = {}
-    for obj in out.composed:
+    for obj in objects:
         manifest = obj["spec"]["forProvider"]["manifest"]
         if manifest["kind"] == "PodCliqueSet":
             pcs = manifest["metadata"]["name"]
             replicas = {f"{pcs}-0-{c['name']}": c["spec"]["replicas"] for c in manifest["spec"]["template"]["cliques"]}
-    for obj in out.composed:
-        obj = copy.deepcopy(obj)
+    out = {}
+    for obj in objects:
         manifest = copy.deepcopy(obj["spec"]["forProvider"]["manifest"])
         if manifest["kind"] == "PodClique":
             want = replicas[manifest["metadata"]["name"]]
@@ -124,10 +123,18 @@ def _played(out: Any, ready_cliques: bool) -> list[Obj]:
             manifest["spec"] = {"replicas": want}
             manifest["status"] = {"observedGeneration": 1, "replicas": want, "updatedReplicas": want,
                                   "readyReplicas": want if ready_cliques else 0}  # fmt: skip
-        obj["status"] = {"atProvider": {"manifest": manifest},
-                         "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}  # fmt: skip
-        observed.append(obj)
-    return observed
+        out[obj["metadata"]["name"]] = manifest
+    return out
+
+
+def _played(out: Any, ready_cliques: bool) -> list[Obj]:
+    """The Objects as provider-kubernetes reports them."""
+    manifests = observed_manifests(out.composed, ready_cliques)
+    return [
+        {**copy.deepcopy(obj), "status": {"atProvider": {"manifest": manifests[obj["metadata"]["name"]]},
+                                          "conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}}
+        for obj in out.composed
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("ready_cliques", [True, False])

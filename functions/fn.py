@@ -17,7 +17,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import struct_pb2
 
 from functions.contract import StepRequest, StepResponse
-from functions.steps import INPUT_API_VERSION, STEPS, step_for_input
+from functions.kinds import INPUT_API_VERSION, STEPS, step_for_input
 
 _SEVERITY = {
     "fatal": fnv1.SEVERITY_FATAL,

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from controlplane import APIError, Client
-from functions.cli.admission import crds_by_kind
-from functions.cli.manifests import load_documents
-from functions.validation import derive_crds
+from functions.tooling.admit_manifest import crds_by_kind
+from functions.tooling.manifests import load_documents
+from functions.tooling.validation import derive_crds
 
 REPO = Path(__file__).resolve().parents[1]
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"

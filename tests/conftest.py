@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from apiserver import Installed, derived_crds, install_crd
 from controlplane import ControlPlane, start_control_plane
 from crossplane_core import Crossplane, start_crossplane
-from functions.cli.manifests import load_documents
+from functions.tooling.manifests import load_documents
 from server import REPO, serving
 from tooling import require_crank
 

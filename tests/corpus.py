@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from functions.cli.manifests import claim_to_xr
+from functions.tooling.manifests import claim_to_xr
 from tooling import shared_dir
 
 REPO = Path(__file__).resolve().parents[1]

@@ -148,7 +148,7 @@ def _start_function(cp: ControlPlane, packages: Path, certs: Path, address: str)
         if in_ci():
             _missing(f"{RUNTIME} as root runs the function's image in CI: run scripts/install-tools.sh as root")
         start_process(cp, "function-dynamo",
-                      [sys.executable, "-m", "functions.cli.main", "serve", "--tls-certs-dir", str(certs),
+                      [sys.executable, "-m", "functions.tooling.main", "serve", "--tls-certs-dir", str(certs),
                        "--address", address], env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
         return "process"
     bundle = cp.run_dir / "function-bundle"

@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from functions.cli.manifests import find_composition, load_documents
-from functions.cli.pipeline import RenderOutput, render
-from functions.render.profiling import job_labels, job_name, output_configmap_name
+from functions.kinds.request.profiling_job import job_labels, job_name, output_configmap_name
+from functions.tooling.manifests import find_composition, load_documents
+from functions.tooling.pipeline import RenderOutput, render
 
 REPO = Path(__file__).resolve().parents[1]
 Obj = dict[str, Any]

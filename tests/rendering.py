@@ -14,9 +14,9 @@ from typing import Any
 
 import kubernetes_validate
 
-from functions.cli.manifests import claim_to_xr, find_composition, load_documents
-from functions.cli.pipeline import render
-from functions.validation import derive_crds, load_crds, validate_object
+from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
+from functions.tooling.pipeline import render
+from functions.tooling.validation import derive_crds, load_crds, validate_object
 from server import REPO
 from tooling import require_crds
 

@@ -31,7 +31,7 @@ def serving(
     """Run the server with ``args`` (address added) until the block ends; yields ``host:port``."""
     address = f"127.0.0.1:{free_port()}"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "functions.cli.main", "serve", "--address", address, *args],
+        [sys.executable, "-m", "functions.tooling.main", "serve", "--address", address, *args],
         cwd=REPO,
         env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,

@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 
 from functions.api import v1alpha1, v1beta1
-from functions.api.kube_catalog import (
+from functions.kinds.component.component_xrd import dcd_spec_schema
+from functions.kinds.graph.graph_xrd import dgd_spec_schema
+from functions.kinds.scaling.scaling_xrd import DGDSA_COLUMNS, dgdsa_schema
+from functions.tooling.xrds import all_xrds, dump_yaml
+from functions.xrd.kube_catalog import (
     DGD_CRD_FILE,
     kube_catalog,
     load_upstream_crd,
     strip_descriptions,
     version_schemas,
 )
-from functions.xrd import all_xrds, dump_yaml
-from functions.xrd.component import dcd_spec_schema
-from functions.xrd.graph import dgd_spec_schema
-from functions.xrd.scaling import DGDSA_COLUMNS, dgdsa_schema
 from functions.xrd.schema import UnionReport, openapi_for_model, union_schemas
 from tooling import require_shared, shared_dir
 
@@ -222,8 +222,8 @@ DCKPT_CRD_FILE = "nvidia.com_dynamocheckpoints.yaml"
 
 @pytest.mark.parametrize("part", ["spec", "status"])
 def test_checkpoint_model_schema_equals_upstream_crd(part: str) -> None:
-    from functions.api.checkpoint import DynamoCheckpointSpec, DynamoCheckpointStatus
-    from functions.api.kube_catalog import checkpoint_kube_catalog
+    from functions.kinds.checkpoint.checkpoint_api import DynamoCheckpointSpec, DynamoCheckpointStatus
+    from functions.xrd.kube_catalog import checkpoint_kube_catalog
 
     upstream = strip_descriptions(version_schemas(load_upstream_crd(upstream_dir(), DCKPT_CRD_FILE))["v1alpha1"])
     theirs = upstream["properties"][part]
@@ -235,7 +235,7 @@ def test_checkpoint_model_schema_equals_upstream_crd(part: str) -> None:
 
 
 def test_checkpoint_xrd_names_version_columns_and_the_identity_rule() -> None:
-    from functions.xrd.checkpoint import DCKPT_COLUMNS, IDENTITY_IMMUTABLE
+    from functions.kinds.checkpoint.checkpoint_xrd import DCKPT_COLUMNS, IDENTITY_IMMUTABLE
 
     spec = all_xrds(upstream_dir())["dynamocheckpoints.yaml"]["spec"]
     assert (spec["names"]["kind"], spec["claimNames"]["kind"]) == ("XDynamoCheckpoint", "DynamoCheckpoint")
@@ -258,7 +258,7 @@ DM_CRD_FILE = "nvidia.com_dynamomodels.yaml"
 
 @pytest.mark.parametrize("part", ["spec", "status"])
 def test_dynamomodel_schema_equals_upstream_crd(part: str) -> None:
-    from functions.api.model import DynamoModelSpec, DynamoModelStatus
+    from functions.kinds.model.model_api import DynamoModelSpec, DynamoModelStatus
 
     upstream = strip_descriptions(version_schemas(load_upstream_crd(upstream_dir(), DM_CRD_FILE))["v1alpha1"])
     theirs = upstream["properties"][part]
@@ -269,7 +269,7 @@ def test_dynamomodel_schema_equals_upstream_crd(part: str) -> None:
 
 
 def test_dynamomodel_xrd_names_version_columns_and_the_webhook_rules() -> None:
-    from functions.xrd.model import DM_COLUMNS, SPEC_BOUNDS, WEBHOOK_RULES
+    from functions.kinds.model.model_xrd import DM_COLUMNS, SPEC_BOUNDS, WEBHOOK_RULES
 
     spec = all_xrds(upstream_dir())["dynamomodels.yaml"]["spec"]
     assert (spec["names"]["kind"], spec["claimNames"]["kind"]) == ("XDynamoModel", "DynamoModel")
@@ -304,8 +304,8 @@ def _single_enums(node: Any) -> Any:
 @pytest.mark.parametrize("version", ["v1alpha1", "v1beta1"])
 @pytest.mark.parametrize("part", ["spec", "status"])
 def test_request_model_schema_equals_upstream_crd(version: str, part: str) -> None:
-    from functions.api import request
-    from functions.api.kube_catalog import DGDR_CRD_FILE, request_kube_catalog
+    from functions.kinds.request import request_api as request
+    from functions.xrd.kube_catalog import DGDR_CRD_FILE, request_kube_catalog
 
     upstream = strip_descriptions(version_schemas(load_upstream_crd(upstream_dir(), DGDR_CRD_FILE))[version])
     theirs = upstream["properties"][part]
@@ -318,7 +318,7 @@ def test_request_model_schema_equals_upstream_crd(version: str, part: str) -> No
 
 
 def test_request_union_leaves_the_top_level_defaults_to_the_function() -> None:
-    from functions.xrd.request import dgdr_spec_schema
+    from functions.kinds.request.request_xrd import dgdr_spec_schema
 
     spec, report = dgdr_spec_schema(upstream_dir())
     assert not any("default" in prop for prop in spec["properties"].values())
@@ -336,8 +336,8 @@ def test_request_union_leaves_the_top_level_defaults_to_the_function() -> None:
 
 
 def test_request_xrd_names_versions_and_upstreams_columns() -> None:
-    from functions.api.kube_catalog import DGDR_CRD_FILE
-    from functions.xrd.request import DGDR_COLUMNS
+    from functions.kinds.request.request_xrd import DGDR_COLUMNS
+    from functions.xrd.kube_catalog import DGDR_CRD_FILE
 
     spec = all_xrds(upstream_dir())["dynamographdeploymentrequests.yaml"]["spec"]
     assert (spec["names"]["kind"], spec["claimNames"]["kind"]) == (

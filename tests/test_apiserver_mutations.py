@@ -24,8 +24,8 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from apiserver import Installed, ensure_namespace, resource_path
 from controlplane import APIError, ControlPlane
 from corpus import corpus_dgds
-from functions.cli.admission import admit_manifest
-from functions.cli.manifests import claim_to_xr
+from functions.tooling.admit_manifest import admit_manifest
+from functions.tooling.manifests import claim_to_xr
 from server import serving
 
 NAMESPACE = "mutations"

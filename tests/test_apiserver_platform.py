@@ -17,9 +17,9 @@ from test_placement import PLACED, _render, platform_config
 
 from apiserver import Installed, ensure_namespace, install_crd, plural, resource_path
 from controlplane import APIError, ControlPlane
-from functions.cli.manifests import find_composition, load_documents
-from functions.cli.pipeline import render
-from functions.cli.render import admitted_xr
+from functions.tooling.manifests import find_composition, load_documents
+from functions.tooling.pipeline import render
+from functions.tooling.render import admitted_xr
 from server import REPO
 
 CLOUDS = ("aws", "azure", "existing", "gcp")

@@ -14,7 +14,7 @@ import pytest
 
 from apiserver import install_crd
 from controlplane import ControlPlane
-from functions.cli.manifests import load_documents
+from functions.tooling.manifests import load_documents
 from tooling import require_crds
 
 # crd set -> (group, kind) -> (scope, the storage version)

@@ -20,9 +20,9 @@ from apiserver import Installed, ensure_namespace, resource_path
 from apiserver import plural as plural_of
 from controlplane import APIError, ControlPlane
 from corpus import without_matcher_directives
-from functions.cli.admission import crds_by_kind
-from functions.cli.manifests import CLAIM_KINDS, load_documents
-from functions.validation import validate
+from functions.tooling.admit_manifest import crds_by_kind
+from functions.tooling.manifests import CLAIM_KINDS, load_documents
+from functions.tooling.validation import validate
 from test_validation_catalogue import CATALOGUE, claim
 from tooling import shared_dir
 
@@ -219,8 +219,8 @@ def _with_unknown_fields(doc: dict[str, Any]) -> dict[str, Any]:
 def test_the_preview_renders_what_the_api_server_stores(cluster: ControlPlane, field_validation: str) -> None:
     """For every corpus claim (with unknown fields added, under Warn), the claim and then the XR the preview
     renders from equal what the API server stores for them: pruned, nulls dropped, defaults applied."""
-    from functions.cli.admission import admit_manifest
-    from functions.cli.manifests import claim_to_xr
+    from functions.tooling.admit_manifest import admit_manifest
+    from functions.tooling.manifests import claim_to_xr
 
     docs = corpus_claims()
     if not docs:

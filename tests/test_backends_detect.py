@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from functions.render.backends import (
+from functions.kube.backends import (
     EXECUTOR_ANNOTATION,
     ORIGIN_VERSION_ANNOTATION,
     BackendError,

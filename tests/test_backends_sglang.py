@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from functions.render.backends import MultinodeRole, apply_multinode
+from functions.kube.backends import MultinodeRole, apply_multinode
 
 GROVE_WORKER_LEADER = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-worker-ldr-0.$(GROVE_HEADLESS_SERVICE)"
 PROBES = {

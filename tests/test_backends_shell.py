@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from functions.render.backends import (
+from functions.kube.backends import (
     MultinodeRole,
     compilation_cache_env,
     host_names,
@@ -22,8 +22,8 @@ from functions.render.backends import (
     wait_leader_configmap_name,
     wait_leader_script,
 )
-from functions.render.backends import wait_for_leader as script_module
-from functions.render.backends.shell import inject_flags, insert_after_module, is_python_command, shell_quote
+from functions.kube.backends import leader_wait_script as script_module
+from functions.kube.backends.shell import inject_flags, insert_after_module, is_python_command, shell_quote
 
 GROVE_LEADER = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-test-service-ldr-0.$(GROVE_HEADLESS_SERVICE)"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from functions.render.backends import BackendError, MultinodeRole, apply_multinode
+from functions.kube.backends import BackendError, MultinodeRole, apply_multinode
 
 SECRET = "mpi-run-ssh-secret"
 GROVE = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-test-service-{}.$(GROVE_HEADLESS_SERVICE)"

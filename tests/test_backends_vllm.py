@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from functions.render.backends import MultinodeRole, apply_multinode
+from functions.kube.backends import MultinodeRole, apply_multinode
 
 GROVE_LEADER = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-test-service-ldr-0.$(GROVE_HEADLESS_SERVICE)"
 GROVE_RANK = "$((GROVE_PCLQ_POD_INDEX + 1))"

@@ -18,7 +18,7 @@ QUICK = ("--requests", "5", "--warmup", "1", "--time-limit", "30")
 
 def bench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "functions.cli.main", "bench", *args],
+        [sys.executable, "-m", "functions.tooling.main", "bench", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -12,13 +12,13 @@ import pytest
 import yaml
 from rendering import check_resource, render_xr
 
-from functions.api.platform import PLATFORM_REQUIREMENT
-from functions.cli.manifests import claim_to_xr, dump_documents, find_composition, load_documents
-from functions.cli.pipeline import render
+from functions.api.operator_config import PLATFORM_REQUIREMENT
 from functions.contract import StepRequest, StepResponse
-from functions.render.checkpoint_ids import dgd_checkpoint_id, go_json, identity_hash
-from functions.steps.checkpoint.step import POD_REQUIREMENT, dynamo_checkpoint
-from functions.validation import load_crds, validate_object
+from functions.kinds.checkpoint.checkpoint_step import POD_REQUIREMENT, dynamo_checkpoint
+from functions.kube.checkpoint_ids import dgd_checkpoint_id, go_json, identity_hash
+from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents
+from functions.tooling.pipeline import render
+from functions.tooling.validation import load_crds, validate_object
 from server import REPO
 from tooling import crank_render, regenerated, require_shared
 
@@ -509,7 +509,7 @@ def test_the_lifecycle_files_are_what_the_step_renders_today(tmp_path: Path) -> 
 
 def gms_claim(*, prepared: bool = True, gpus: int = 2) -> dict[str, Any]:
     """The example with an intra-pod GMS, its pod template prepared as the DGD prepares it."""
-    from functions.render.gms import apply_intrapod_gms
+    from functions.kube.gms import apply_intrapod_gms
 
     claim = copy.deepcopy(CLAIM)
     claim["spec"]["gpuMemoryService"] = {"enabled": True}

@@ -12,12 +12,12 @@ import yaml
 from rendering import check_resource
 
 from functions.api.graph import Component, Graph
-from functions.cli.manifests import dump_documents, find_composition, load_documents
-from functions.cli.pipeline import render
-from functions.cli.render import admitted_xr
-from functions.render.checkpoint_auto import auto_checkpoint_id, overlay_pod_template
-from functions.render.checkpoint_ids import identity_hash
-from functions.validation import load_crds, validate_object
+from functions.kinds.checkpoint.auto_checkpoint import auto_checkpoint_id, overlay_pod_template
+from functions.kube.checkpoint_ids import identity_hash
+from functions.tooling.manifests import dump_documents, find_composition, load_documents
+from functions.tooling.pipeline import render
+from functions.tooling.render import admitted_xr
+from functions.tooling.validation import load_crds, validate_object
 from server import REPO
 from tooling import crank_render, regenerated, require_shared
 

@@ -11,12 +11,12 @@ import pytest
 import yaml
 from rendering import check_resource
 
-from functions.cli.manifests import claim_to_xr, dump_documents, find_composition, load_documents
-from functions.cli.pipeline import render
 from functions.contract import StepRequest, StepResponse
-from functions.render.deployment import deployment_strategy
-from functions.steps.component.step import component_deployment
-from functions.validation import derive_crds, validate_object
+from functions.kinds.component.component_step import component_deployment
+from functions.kube.deployment import deployment_strategy
+from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents
+from functions.tooling.pipeline import render
+from functions.tooling.validation import derive_crds, validate_object
 from server import REPO
 from tooling import crank_render, require_shared
 

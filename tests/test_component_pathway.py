@@ -14,12 +14,12 @@ from rendering import check_resource, existing_pvcs, render_xr, rendered
 
 from corpus import corpus_dgds, load_claim
 from functions.api.normalise import graph_from_xr
-from functions.cli.manifests import claim_to_xr, dump_documents, find_composition, load_documents
-from functions.cli.pipeline import RenderError, render
 from functions.contract import StepRequest, StepResponse
-from functions.render.component_pathway import WORKER_HASH_LABEL, raw_components, worker_hash
-from functions.steps.graph.render import render_graph_deployment
-from functions.steps.graph.status import graph_status
+from functions.kinds.graph.component_pathway import WORKER_HASH_LABEL, raw_components, worker_hash
+from functions.kinds.graph.graph_render_step import render_graph_deployment
+from functions.kinds.graph.graph_status_step import graph_status
+from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents
+from functions.tooling.pipeline import RenderError, render
 from server import REPO
 from tooling import crank_render
 

@@ -11,9 +11,9 @@ from corpus import corpus_dgds
 from functions.api.conversion import v1alpha1_to_v1beta1
 from functions.api.graph import SpecError
 from functions.api.normalise import graph_from_xr
-from functions.api.platform import PlatformConfig
-from functions.cli.manifests import claim_to_xr
-from functions.steps.graph.render import render_graph
+from functions.api.operator_config import PlatformConfig
+from functions.kinds.graph.graph_render_step import render_graph
+from functions.tooling.manifests import claim_to_xr
 
 ALPHA = [(i, d) for i, d in corpus_dgds() if d["apiVersion"] == "nvidia.com/v1alpha1" and d.get("spec")]
 

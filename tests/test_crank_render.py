@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from corpus import EXAMPLE_CLAIMS, load_claim
-from functions.cli.manifests import claim_to_xr, dump_documents, find_composition, load_documents
-from functions.cli.pipeline import render
+from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents
+from functions.tooling.pipeline import render
 from server import REPO
 from tooling import crank_render
 

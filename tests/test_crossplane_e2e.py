@@ -20,9 +20,9 @@ from apiserver import derived_crds, ensure_namespace, resource_path
 from apiserver import plural as plural_of
 from controlplane import APIError
 from crossplane_core import Crossplane
-from functions.cli.manifests import find_composition, load_documents
-from functions.cli.pipeline import RenderOutput, render, render_nested
-from functions.cli.render import admitted_xr
+from functions.tooling.manifests import find_composition, load_documents
+from functions.tooling.pipeline import RenderOutput, render, render_nested
+from functions.tooling.render import admitted_xr
 
 REPO = Path(__file__).resolve().parents[1]
 SYNC_SECONDS = 90.0

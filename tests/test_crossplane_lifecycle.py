@@ -17,8 +17,8 @@ from apiserver import ensure_namespace, resource_path
 from controlplane import APIError, ControlPlane
 from crossplane_core import Crossplane
 from functions.contract import StepRequest
-from functions.render.labels import RESTART_AT
-from functions.steps.graph.render import render_graph_deployment
+from functions.kinds.graph.graph_render_step import render_graph_deployment
+from functions.kube.labels import RESTART_AT
 from test_crossplane_status import play_deployments
 
 REPO = Path(__file__).resolve().parents[1]

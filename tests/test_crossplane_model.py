@@ -12,7 +12,7 @@ from test_crossplane_rbac import _create, _namespace, _until, claim_path, listed
 
 from apiserver import ensure_namespace
 from crossplane_core import Crossplane
-from functions.render.labels import model_hash
+from functions.kube.labels import model_hash
 from server import REPO
 
 BASE = REPO / "examples" / "model" / "qwen3-base.yaml"

@@ -24,9 +24,9 @@ from apiserver import ensure_namespace, install_crd, resource_path
 from controlplane import APIError, ControlPlane
 from crossplane_core import Crossplane, apply
 from crossplane_rbac import CROSSPLANE_SA, service_account_user
-from functions.cli.manifests import find_composition, load_documents
-from functions.cli.pipeline import render
-from functions.cli.render import admitted_xr
+from functions.tooling.manifests import find_composition, load_documents
+from functions.tooling.pipeline import render
+from functions.tooling.render import admitted_xr
 from server import REPO
 from test_crossplane_e2e import api_plurals
 from test_crossplane_status import _write_status

@@ -24,8 +24,8 @@ from apiserver import ensure_namespace, install_crd, plural, resource_path
 from controlplane import APIError, ControlPlane
 from crossplane_core import Crossplane, apply
 from crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, audit_events, service_account_user
-from functions.cli.manifests import load_documents
-from functions.render.profiling import PROFILING_RULES
+from functions.kinds.request.profiling_job import PROFILING_RULES
+from functions.tooling.manifests import load_documents
 from test_crossplane_e2e import CLAIMS, REPO, api_plurals, preview, wait_synced
 from test_rbac import MESH_PLATFORM, discovery_role, role_grants
 from tooling import require_shared

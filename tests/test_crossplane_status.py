@@ -21,8 +21,8 @@ import yaml
 from apiserver import ensure_namespace, resource_path
 from controlplane import APIError, ControlPlane
 from crossplane_core import Crossplane
-from functions.cli.manifests import claim_to_xr, find_composition, load_documents
-from functions.cli.pipeline import render
+from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
+from functions.tooling.pipeline import render
 
 REPO = Path(__file__).resolve().parents[1]
 STATUS = REPO / "examples" / "status"

@@ -23,7 +23,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 
 from corpus import load_claim
-from functions.cli.manifests import claim_to_xr, load_documents
+from functions.tooling.manifests import claim_to_xr, load_documents
 from server import REPO, serving
 
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import yaml
 
-from functions.api.platform import PlatformConfig
-from functions.cli.manifests import dump_documents, find_composition, load_documents
-from functions.cli.pipeline import RenderError, render
-from functions.cli.render import Refused, admitted_xr
+from functions.api.operator_config import PlatformConfig
+from functions.tooling.manifests import dump_documents, find_composition, load_documents
+from functions.tooling.pipeline import RenderError, render
+from functions.tooling.render import Refused, admitted_xr
 from server import REPO
 from tooling import crank_render_objects
 

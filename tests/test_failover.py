@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from test_gms import COMPOSITIONS, PLATFORM, graph, of_kind, run, worker_pod
 
-from functions.cli.manifests import find_composition
-from functions.cli.pipeline import RenderError, render
+from functions.tooling.manifests import find_composition
+from functions.tooling.pipeline import RenderError, render
 
 Obj = dict[str, Any]
 DISCOVERY = {"nvidia.com/dynamo-kube-discovery-mode": "container"}

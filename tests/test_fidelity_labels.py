@@ -8,8 +8,8 @@ from typing import Any
 
 from rendering import render_xr, rendered
 
-from functions.cli.manifests import claim_to_xr, load_documents
-from functions.render.defaults import WORKER_TYPES
+from functions.kube.defaults import WORKER_TYPES
+from functions.tooling.manifests import claim_to_xr, load_documents
 from server import REPO
 
 CLASS = "nvidia.com/dynamo-component-class"

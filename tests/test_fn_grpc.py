@@ -14,9 +14,9 @@ from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
 from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
 from google.protobuf import json_format
 
-from functions.cli.manifests import claim_to_xr
 from functions.contract import Result, StepResponse
 from functions.fn import apply_step_response, struct_to_dict
+from functions.tooling.manifests import claim_to_xr
 from pki import issue, make_ca
 from server import REPO, free_port, serving
 
@@ -107,7 +107,7 @@ def test_serve_exits_non_zero_when_it_cannot_start() -> None:
             [
                 sys.executable,
                 "-m",
-                "functions.cli.main",
+                "functions.tooling.main",
                 "serve",
                 "--insecure",
                 "--address",
@@ -124,7 +124,7 @@ def test_serve_exits_non_zero_when_it_cannot_start() -> None:
 
 def test_serve_requires_insecure_or_certificates() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "functions.cli.main", "serve", "--address", f"127.0.0.1:{free_port()}"],
+        [sys.executable, "-m", "functions.tooling.main", "serve", "--address", f"127.0.0.1:{free_port()}"],
         cwd=REPO,
         capture_output=True,
         text=True,

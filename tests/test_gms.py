@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from functions.cli.manifests import find_composition, load_documents
-from functions.cli.pipeline import RenderError, render
-from functions.cli.render import admitted_xr
+from functions.tooling.manifests import find_composition, load_documents
+from functions.tooling.pipeline import RenderError, render
+from functions.tooling.render import admitted_xr
 from server import REPO
 
 COMPOSITIONS = load_documents(REPO / "compositions")
@@ -299,7 +299,7 @@ def test_the_status_step_reads_the_inter_pod_scaling_group() -> None:
 
 
 def test_the_inter_pod_layout_cannot_change_on_update() -> None:
-    from functions.validation import derive_crds, validate_object
+    from functions.tooling.validation import derive_crds, validate_object
 
     (xrd,) = load_documents(REPO / "xrds" / "dynamographdeployments.yaml")
     crd = next(c for c in derive_crds(xrd) if c["spec"]["names"]["kind"] == "DynamoGraphDeployment")

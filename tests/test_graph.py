@@ -6,7 +6,7 @@ import pytest
 
 from functions.api.graph import SpecError
 from functions.api.normalise import graph_from_xr
-from functions.cli.manifests import claim_to_xr
+from functions.tooling.manifests import claim_to_xr
 
 
 def claim(spec: dict, api_version: str = "nvidia.com/v1alpha1") -> dict:

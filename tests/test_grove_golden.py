@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from functions.api.normalise import graph_from_xr
-from functions.api.platform import PlatformConfig
-from functions.cli.manifests import claim_to_xr
-from functions.steps.graph.render import render_graph
+from functions.api.operator_config import PlatformConfig
+from functions.kinds.graph.graph_render_step import render_graph
+from functions.tooling.manifests import claim_to_xr
 
 PLATFORM = PlatformConfig.model_validate(
     {"infrastructure": {"natsAddress": "nats-address", "etcdAddress": "etcd-address"}}

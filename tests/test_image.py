@@ -23,8 +23,8 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 from packages import built_packages
 
-from functions.cli.manifests import claim_to_xr, load_documents
 from functions.fn import FunctionRunner
+from functions.tooling.manifests import claim_to_xr, load_documents
 from pki import issue, make_ca
 from server import REPO, free_port
 from tooling import _missing
@@ -93,8 +93,8 @@ def test_serve_never_imports_the_offline_cel_engine_the_image_leaves_out() -> No
     script = """
 import sys
 from pathlib import Path
-from functions.cli.manifests import CLAIM_KINDS, claim_to_xr, find_composition, load_documents
-from functions.cli.pipeline import render
+from functions.tooling.manifests import CLAIM_KINDS, claim_to_xr, find_composition, load_documents
+from functions.tooling.pipeline import render
 repo = Path(sys.argv[1])
 compositions = load_documents(repo / "compositions")
 platform = load_documents(repo / "examples" / "checkpoint-graph" / "ref-ready" / "required.yaml")  # and a checkpoint

@@ -17,10 +17,10 @@ from functions.api import v1alpha1, v1beta1
 from functions.api.from_v1alpha1 import component_from_service
 from functions.api.from_v1beta1 import component_from_v1beta1
 from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError
-from functions.api.platform import PlatformConfig
-from functions.render import backends
-from functions.render.labels import BASE_MODEL_HASH, RESTART_AT, SELECTOR, model_hash
-from functions.render.lws import (
+from functions.api.operator_config import PlatformConfig
+from functions.kube import backends
+from functions.kube.labels import BASE_MODEL_HASH, RESTART_AT, SELECTOR, model_hash
+from functions.kube.lws import (
     LWS_API_VERSION,
     LWS_KIND,
     LWS_RESOURCE,
@@ -28,15 +28,15 @@ from functions.render.lws import (
     lws_name,
     render_leaderworkersets,
 )
-from functions.render.podspec import PodContext
-from functions.status.lws import (
+from functions.kube.podspec import PodContext
+from functions.readiness.lws import (
     LEADER_WORKER_SET,
     leaderworkerset_readiness,
     lws_readiness,
     lws_replica_status,
 )
-from functions.status.readiness import NOT_FOUND, READY
-from functions.validation import load_crds, validate_object
+from functions.readiness.verdicts import NOT_FOUND, READY
+from functions.tooling.validation import load_crds, validate_object
 from tooling import require_crds
 
 NS = "team-ns"

@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from functions.api.normalise import graph_from_xr
-from functions.api.platform import PlatformConfig
-from functions.steps.graph.render import render_graph
-from functions.validation import load_crds, validate_object
+from functions.api.operator_config import PlatformConfig
+from functions.kinds.graph.graph_render_step import render_graph
+from functions.tooling.validation import load_crds, validate_object
 from tooling import require_crds
 
 NS = "ns"

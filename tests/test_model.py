@@ -16,12 +16,12 @@ import pytest
 import yaml
 from rendering import check_resource
 
-from functions.cli.manifests import dump_documents, find_composition, load_documents
-from functions.cli.pipeline import render
-from functions.cli.render import admitted_xr
-from functions.render.labels import model_hash
-from functions.render.lora_job import LOAD_SCRIPT
-from functions.status.model import candidates, lora_status
+from functions.kinds.model.lora_job import LOAD_SCRIPT
+from functions.kinds.model.model_status import candidates, lora_status
+from functions.kube.labels import model_hash
+from functions.tooling.manifests import dump_documents, find_composition, load_documents
+from functions.tooling.pipeline import render
+from functions.tooling.render import admitted_xr
 from server import REPO
 from tooling import crank_render, regenerated
 
@@ -136,7 +136,7 @@ def test_each_lora_state_reports_what_its_job_found(name: str, ready: int, reaso
 
 
 def test_a_legacy_prefill_is_covered_by_a_capable_prefill() -> None:
-    from functions.status.model import Candidate
+    from functions.kinds.model.model_status import Candidate
 
     found = [Candidate("p1", "http://a:9090", True), Candidate("p2", "http://b:9090", True)]
     labels = {"nvidia.com/dynamo-component-type": "prefill", "nvidia.com/dynamo-graph-deployment-name": "g"}
@@ -154,7 +154,7 @@ def test_a_legacy_prefill_is_covered_by_a_capable_prefill() -> None:
 
 
 def test_a_lora_needs_a_supported_source_uri() -> None:
-    from functions.validation import derive_crds, validate_object
+    from functions.tooling.validation import derive_crds, validate_object
 
     (xrd,) = load_documents(REPO / "xrds" / "dynamomodels.yaml")
     crd = next(c for c in derive_crds(xrd) if c["spec"]["names"]["kind"] == "DynamoModel")

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from rendering import render_xr
 
-from functions.api.platform import PLATFORM_REQUIREMENT
-from functions.cli.manifests import claim_to_xr, load_documents
+from functions.api.operator_config import PLATFORM_REQUIREMENT
 from functions.contract import StepRequest, StepResponse
-from functions.render.mpi_secret import CONDITION, REQUIREMENT, RESOURCE, ssh_secret_name
-from functions.steps.graph.render import render_graph_deployment
+from functions.kinds.graph.graph_render_step import render_graph_deployment
+from functions.kube.mpi_secret import CONDITION, REQUIREMENT, RESOURCE, ssh_secret_name
+from functions.tooling.manifests import claim_to_xr, load_documents
 from server import REPO
 
 CLAIM = load_documents(REPO / "examples" / "trtllm-multinode.yaml")[0]
@@ -113,7 +113,7 @@ def test_graphs_without_trtllm_multinode_neither_read_nor_report_it() -> None:
 
 
 def test_a_long_graph_name_keeps_the_copy_a_valid_volume_name() -> None:
-    from functions.api.platform import PlatformConfig
+    from functions.api.operator_config import PlatformConfig
 
     name = ssh_secret_name("g" * 60, PlatformConfig.model_validate({"mpi": COPY}))
     assert len(name) == 63

@@ -15,9 +15,9 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 
-from functions.cli.manifests import claim_to_xr, find_composition, load_documents
-from functions.cli.pipeline import RESOURCE_NAME_ANNOTATION, RenderError, render
 from functions.contract import DEFAULT_TTL_SECONDS
+from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
+from functions.tooling.pipeline import RESOURCE_NAME_ANNOTATION, RenderError, render
 from server import REPO, serving
 
 RENDER_INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}

@@ -10,16 +10,16 @@ import pytest
 from rendering import render_xr, rendered
 
 from functions.api.normalise import graph_from_xr
-from functions.cli.manifests import claim_to_xr
 from functions.contract import StepRequest
-from functions.steps.graph.origin import (
+from functions.kinds.graph.graph_render_step import render_graph_deployment
+from functions.kinds.graph.origin import (
     NO_ORIGIN,
     RENDERED_OPERATOR_VERSION,
     STATUS_FIELD,
     resolve_origin_version,
     with_origin_version,
 )
-from functions.steps.graph.render import render_graph_deployment
+from functions.tooling.manifests import claim_to_xr
 
 ORIGIN = "nvidia.com/dynamo-operator-origin-version"
 NIXL = "VLLM_NIXL_SIDE_CHANNEL_HOST"

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from packages import built_packages
 
-from functions.validation import load_crds, validate_object
+from functions.tooling.validation import load_crds, validate_object
 from server import REPO
 from tooling import require_tools_file
 

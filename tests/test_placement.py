@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from functions.cli.manifests import dump_documents, find_composition, load_documents
-from functions.cli.pipeline import RenderError, render
-from functions.cli.render import admitted_xr
-from functions.steps.placement import object_name, placement_of
+from functions.kinds.platform.placement import object_name, placement_of
+from functions.tooling.manifests import dump_documents, find_composition, load_documents
+from functions.tooling.pipeline import RenderError, render
+from functions.tooling.render import admitted_xr
 from server import REPO
 from tooling import crank_render_objects
 

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from functions.api.normalise import graph_from_xr
-from functions.api.platform import PlatformConfig, PlatformConfigError, platform_config
-from functions.cli.manifests import claim_to_xr
+from functions.api.operator_config import PlatformConfig, PlatformConfigError, platform_config
 from functions.contract import StepRequest
-from functions.steps.graph.render import render_graph, render_graph_deployment
+from functions.kinds.graph.graph_render_step import render_graph, render_graph_deployment
+from functions.tooling.manifests import claim_to_xr
 
 CLAIM = {
     "apiVersion": "nvidia.com/v1beta1",

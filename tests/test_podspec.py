@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from functions.api.normalise import graph_from_xr
-from functions.api.platform import PlatformConfig
-from functions.cli.manifests import claim_to_xr
-from functions.render.grove import go_duration
-from functions.steps.graph.render import render_graph
+from functions.api.operator_config import PlatformConfig
+from functions.kinds.graph.graph_render_step import render_graph
+from functions.kube.grove import go_duration
+from functions.tooling.manifests import claim_to_xr
 
 
 def render(spec: dict[str, Any], api: str = "nvidia.com/v1alpha1", **meta: Any) -> dict[str, dict[str, Any]]:

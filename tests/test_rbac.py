@@ -10,12 +10,12 @@ import yaml
 
 from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
 from functions.api.graph import Graph
-from functions.cli.manifests import CLAIM_KINDS, claim_to_xr, find_composition, load_documents
-from functions.cli.pipeline import RenderError, render
 from functions.contract import StepRequest
-from functions.render.rbac import render_discovery_rbac
-from functions.status import grove_requirements
-from functions.steps.checkpoint.step import POD_REQUIREMENT, dynamo_checkpoint
+from functions.kinds.checkpoint.checkpoint_step import POD_REQUIREMENT, dynamo_checkpoint
+from functions.kinds.graph.graph_status import grove_requirements
+from functions.kube.rbac import render_discovery_rbac
+from functions.tooling.manifests import CLAIM_KINDS, claim_to_xr, find_composition, load_documents
+from functions.tooling.pipeline import RenderError, render
 from server import REPO
 
 COMPOSE = {"get", "list", "watch", "create", "update", "patch", "delete"}

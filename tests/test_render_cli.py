@@ -10,13 +10,13 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from functions.cli.pipeline import RenderError, fetch, render
+from functions.tooling.pipeline import RenderError, fetch, render
 from server import REPO
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "functions.cli.main", "render", *args],
+        [sys.executable, "-m", "functions.tooling.main", "render", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -30,11 +30,11 @@ from profiling_play import (
     with_status,
 )
 
-from functions.cli.manifests import claim_to_xr, load_documents
-from functions.cli.pipeline import RenderError, RenderOutput
-from functions.cli.render import admitted_xr
-from functions.render.profiling import COPIER_CONTAINER, PROFILING_RULES
-from functions.steps.request.admission import DISCOVERY_FAILED, product_sku
+from functions.kinds.request.profiling_job import COPIER_CONTAINER, PROFILING_RULES
+from functions.kinds.request.request_rules import DISCOVERY_FAILED, product_sku
+from functions.tooling.manifests import claim_to_xr, load_documents
+from functions.tooling.pipeline import RenderError, RenderOutput
+from functions.tooling.render import admitted_xr
 from tooling import require_shared, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,5 +1,5 @@
-"""The profiling Job's ``output-copier`` sidecar script (``functions.render.profiling_copier.COPIER_SCRIPT``), run for
-real with ``/bin/sh -c`` as the pod runs it.
+"""The profiling Job's ``output-copier`` sidecar script
+(``functions.kinds.request.profiling_copier.COPIER_SCRIPT``), run for real with ``/bin/sh -c`` as the pod runs it.
 
 No API server runs here and no kubectl is shipped: a fake ``kubectl`` written into a temporary directory placed first
 on PATH stands in for the API server. ``kubectl apply -f FILE`` keeps a numbered copy of every manifest the script
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from functions.render.profiling_copier import COPIER_SCRIPT
+from functions.kinds.request.profiling_copier import COPIER_SCRIPT
 
 TIMEOUT = 30  # seconds; a hanging script fails the test instead of blocking the run
 

@@ -10,10 +10,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from functions.cli.export import export
-from functions.cli.main import cli
-from functions.cli.manifests import dump_documents, find_composition, load_documents
-from functions.cli.pipeline import RenderOutput, render
+from functions.tooling.export import export
+from functions.tooling.main import cli
+from functions.tooling.manifests import dump_documents, find_composition, load_documents
+from functions.tooling.pipeline import RenderOutput, render
 from tooling import crank_render, regenerated
 
 REPO = Path(__file__).resolve().parents[1]

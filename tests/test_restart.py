@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from functions.api.normalise import graph_from_xr
-from functions.cli.manifests import claim_to_xr, find_composition, load_documents
-from functions.cli.pipeline import RESOURCE_NAME_ANNOTATION, RenderOutput, render
 from functions.contract import StepRequest
-from functions.status.graph import ComponentStatus
-from functions.status.readiness import READY, ReplicaStatus, not_ready
-from functions.status.restart import (
+from functions.kinds.graph.graph_render_step import render_graph_deployment
+from functions.kinds.graph.graph_status import ComponentStatus
+from functions.kinds.graph.graph_status_step import graph_status
+from functions.kinds.graph.restart import restart_targets
+from functions.kinds.graph.restart_status import (
     RestartRequest,
     RestartStatus,
     grove_progress,
@@ -28,9 +28,9 @@ from functions.status.restart import (
     observed_restart_status,
     restart_request,
 )
-from functions.steps.graph.render import render_graph_deployment
-from functions.steps.graph.restart import restart_targets
-from functions.steps.graph.status import graph_status
+from functions.readiness.verdicts import READY, ReplicaStatus, not_ready
+from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
+from functions.tooling.pipeline import RESOURCE_NAME_ANNOTATION, RenderOutput, render
 from server import REPO
 
 RESTART_AT = "nvidia.com/restartAt"

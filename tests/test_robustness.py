@@ -35,8 +35,8 @@ from hypothesis import strategies as st
 from rendering import kubernetes_schema_version
 
 from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
-from functions.cli.manifests import claim_to_xr, load_documents
-from functions.validation import derive_crds, load_crds, validate_object
+from functions.tooling.manifests import claim_to_xr, load_documents
+from functions.tooling.validation import derive_crds, load_crds, validate_object
 from server import REPO, serving
 from tooling import require_crds
 

@@ -8,18 +8,18 @@ from typing import Any
 import pytest
 
 from functions.api.normalise import graph_from_xr
-from functions.api.platform import PlatformConfig
-from functions.cli.manifests import claim_to_xr
+from functions.api.operator_config import PlatformConfig
 from functions.contract import DEFAULT_TTL_SECONDS, StepRequest, StepResponse
-from functions.render.scaling import (
+from functions.kinds.graph.graph_render_step import render_graph, render_graph_deployment
+from functions.kinds.scaling.scaling_adapters import (
     adapter_name,
     adapter_resource_name,
     observed_replicas,
     render_scaling_adapters,
     with_adapter_replicas,
 )
-from functions.steps.graph.render import render_graph, render_graph_deployment
-from functions.steps.scaling.step import STAMP_TTL_SECONDS, scaling_adapter
+from functions.kinds.scaling.scaling_step import STAMP_TTL_SECONDS, scaling_adapter
+from functions.tooling.manifests import claim_to_xr
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0"
 

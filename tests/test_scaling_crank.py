@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from corpus import load_claim
-from functions.cli.manifests import as_xr, claim_to_xr, dump_documents, find_composition, load_documents
-from functions.cli.pipeline import render
+from functions.tooling.manifests import as_xr, claim_to_xr, dump_documents, find_composition, load_documents
+from functions.tooling.pipeline import render
 from server import REPO
 from tooling import crank_render
 

@@ -12,9 +12,9 @@ import yaml
 from rendering import CHECKPOINT_PLATFORM, check_resource, existing_pvcs, package_crds, render_xr, rendered
 
 from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
-from functions.cli.manifests import claim_to_xr, load_documents
-from functions.cli.pipeline import RenderError
-from functions.validation import derive_crds, load_crds, validate_object
+from functions.tooling.manifests import claim_to_xr, load_documents
+from functions.tooling.pipeline import RenderError
+from functions.tooling.validation import derive_crds, load_crds, validate_object
 from server import REPO
 from tooling import require_crds, require_shared
 

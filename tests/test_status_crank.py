@@ -13,9 +13,9 @@ import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from corpus import load_claim, status_example_xr
-from functions.cli.manifests import claim_to_xr, dump_documents, find_composition, load_documents
-from functions.cli.pipeline import fetch, render
 from functions.fn import run
+from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents
+from functions.tooling.pipeline import fetch, render
 from server import REPO
 from tooling import crank_render
 

@@ -12,10 +12,10 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from rendering import check_resource
 
 from corpus import load_claim, status_example_xr
-from functions.cli.manifests import claim_to_xr, find_composition, load_documents
-from functions.cli.pipeline import RenderOutput, render
 from functions.fn import run, struct_to_dict
-from functions.validation import derive_crds, load_crds, validate_object
+from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
+from functions.tooling.pipeline import RenderOutput, render
+from functions.tooling.validation import derive_crds, load_crds, validate_object
 from server import REPO
 from tooling import require_crds
 

@@ -7,27 +7,21 @@ from typing import Any
 import pytest
 
 from functions.api.normalise import graph_from_xr
-from functions.cli.manifests import claim_to_xr
 from functions.contract import Condition, ResourceSelector
-from functions.status import (
-    NOT_FOUND,
-    Readiness,
-    ReplicaStatus,
+from functions.kinds.graph.graph_status import (
     component_statuses,
-    composed_readiness,
-    deployment_readiness,
-    deployment_replica_status,
-    graph_ready_condition,
     grove_requirements,
-    pcsg_readiness,
-    podclique_readiness,
+    has_topology_constraint,
     podcliqueset_readiness,
-    topology_condition,
     xr_status,
 )
-from functions.status.conditions import topology_warning
-from functions.status.graph import has_topology_constraint
-from functions.status.input import InputError, duration_seconds, parse_status_input
+from functions.kinds.graph.status_input import InputError, duration_seconds, parse_status_input
+from functions.readiness.conditions import graph_ready_condition, topology_condition, topology_warning
+from functions.readiness.deployment import deployment_readiness, deployment_replica_status
+from functions.readiness.grove import pcsg_readiness, podclique_readiness
+from functions.readiness.health import composed_readiness
+from functions.readiness.verdicts import NOT_FOUND, Readiness, ReplicaStatus
+from functions.tooling.manifests import claim_to_xr
 
 
 def grove(kind: str, desired: int, generation: int | None = 1, **status: Any) -> dict[str, Any]:

@@ -9,12 +9,12 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from functions.cli.manifests import claim_to_xr
 from functions.contract import DesiredResource, StepRequest
 from functions.fn import run, struct_to_dict
-from functions.status.input import DURATION_PATTERN, duration_seconds
-from functions.steps import step_for_input
-from functions.steps.graph.status import graph_status
+from functions.kinds import step_for_input
+from functions.kinds.graph.graph_status_step import graph_status
+from functions.kinds.graph.status_input import DURATION_PATTERN, duration_seconds
+from functions.tooling.manifests import claim_to_xr
 from server import REPO
 
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphStatus"}
@@ -74,7 +74,7 @@ def step(
 
 
 def test_the_registry_serves_the_step() -> None:
-    assert step_for_input(INPUT).__wrapped__ is graph_status  # placed: functions.steps.placement
+    assert step_for_input(INPUT).__wrapped__ is graph_status  # placed: functions.kinds.platform.placement
     assert step_for_input({**INPUT, "apiVersion": "dynamo.fn.crossplane.io/v1"}) is None
 
 

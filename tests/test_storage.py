@@ -9,8 +9,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from functions.cli.manifests import claim_to_xr, dump_documents, find_composition, load_documents
-from functions.cli.pipeline import RESOURCE_NAME_ANNOTATION, RenderError, render
+from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents
+from functions.tooling.pipeline import RESOURCE_NAME_ANNOTATION, RenderError, render
 from server import REPO
 from tooling import crank_render
 

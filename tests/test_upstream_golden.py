@@ -39,9 +39,15 @@ from profiling_play import (
 )
 
 from functions.api.normalise import COMPOSED_NAME_ANNOTATION, COMPOSED_NAMESPACE_ANNOTATION, CROSSPLANE_SPEC_KEYS
-from functions.cli.manifests import CLAIM_KINDS, CLAIM_ONLY_SPEC_FIELDS, ManifestError, find_composition, load_documents
-from functions.cli.pipeline import RenderError, composes_kind, render, render_nested
-from functions.cli.render import Refused, admitted, admitted_xr
+from functions.tooling.manifests import (
+    CLAIM_KINDS,
+    CLAIM_ONLY_SPEC_FIELDS,
+    ManifestError,
+    find_composition,
+    load_documents,
+)
+from functions.tooling.pipeline import RenderError, composes_kind, render, render_nested
+from functions.tooling.render import Refused, admitted, admitted_xr
 from golden_match import match
 from tooling import in_ci, shared_dir
 

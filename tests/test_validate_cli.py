@@ -9,14 +9,14 @@ from pathlib import Path
 import yaml
 
 from corpus import EXAMPLE_CLAIMS, corpus_dgds
-from functions.cli.manifests import load_documents
+from functions.tooling.manifests import load_documents
 from server import REPO
 from tooling import require_shared
 
 
 def validate(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "functions.cli.main", "validate", *args],
+        [sys.executable, "-m", "functions.tooling.main", "validate", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

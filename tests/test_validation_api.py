@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from crdfactory import build_crd
-from functions.validation import ValidationResult, Violation, load_crds, load_yaml_documents, validate
-from functions.validation.compiled import compiled_version
+from functions.tooling.validation import ValidationResult, Violation, load_crds, load_yaml_documents, validate
+from functions.tooling.validation.compiled import compiled_version
 
 DESCRIPTION = "A field description that is long enough to look like the generated ones in real CRDs. " * 3
 

@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 import yaml
 
-from functions.api.platform import PLATFORM_REQUIREMENT
-from functions.cli.manifests import claim_to_xr, load_documents
+from functions.api.operator_config import PLATFORM_REQUIREMENT
 from functions.contract import StepRequest
-from functions.steps.checkpoint.step import dynamo_checkpoint
-from functions.steps.graph.render import render_graph_deployment
-from functions.steps.model.step import dynamo_model
-from functions.steps.request.step import dynamo_graph_deployment_request
-from functions.validation import derive_crds, validate_object
+from functions.kinds.checkpoint.checkpoint_step import dynamo_checkpoint
+from functions.kinds.graph.graph_render_step import render_graph_deployment
+from functions.kinds.model.model_step import dynamo_model
+from functions.kinds.request.request_step import dynamo_graph_deployment_request
+from functions.tooling.manifests import claim_to_xr, load_documents
+from functions.tooling.validation import derive_crds, validate_object
 from functions.xrd.rules import RULES
 
 REPO = Path(__file__).resolve().parents[1]

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from crdfactory import build_crd
-from functions.validation import NotEvaluated, Violation, validate, validate_object
-from functions.validation.cel import compile_rule, uses_old_self
-from functions.validation.celvalues import escape
+from functions.tooling.validation import NotEvaluated, Violation, validate, validate_object
+from functions.tooling.validation.cel import compile_rule, uses_old_self
+from functions.tooling.validation.celvalues import escape
 
 
 def rule(text: str, **extra: Any) -> dict[str, Any]:

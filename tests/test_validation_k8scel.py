@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from crdfactory import build_crd
-from functions.validation import validate
-from functions.validation.k8scel import parse_quantity
+from functions.tooling.validation import validate
+from functions.tooling.validation.k8scel import parse_quantity
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from crdfactory import build_crd
-from functions.validation import Violation, validate, validate_object
-from functions.validation.defaults import prepare
-from functions.validation.jsconvert import go_regex_to_python
-from functions.validation.schemanode import build
+from functions.tooling.validation import Violation, validate, validate_object
+from functions.tooling.validation.defaults import prepare
+from functions.tooling.validation.jsconvert import go_regex_to_python
+from functions.tooling.validation.schemanode import build
 
 SPEC_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from functions.validation import XRDError, crd_json_size, derive_crds, load_crds, validate, validate_object
+from functions.tooling.validation import XRDError, crd_json_size, derive_crds, load_crds, validate, validate_object
 
 XRD: dict[str, Any] = {
     "apiVersion": "apiextensions.crossplane.io/v1",

@@ -18,10 +18,10 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from functions.cli.manifests import find_composition, load_documents
-from functions.cli.pipeline import render
-from functions.cli.render import admitted_xr
-from functions.render.checkpoint_ids import identity_hash
+from functions.kube.checkpoint_ids import identity_hash
+from functions.tooling.manifests import find_composition, load_documents
+from functions.tooling.pipeline import render
+from functions.tooling.render import admitted_xr
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

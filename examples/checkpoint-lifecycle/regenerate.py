@@ -19,8 +19,8 @@ from typing import Any
 
 import yaml
 
-from functions.cli.manifests import claim_to_xr, find_composition, load_documents
-from functions.cli.pipeline import render
+from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
+from functions.tooling.pipeline import render
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

@@ -44,8 +44,8 @@ from profiling_play import (  # noqa: E402
     with_status,
 )
 
-from functions.cli.manifests import load_documents  # noqa: E402
-from functions.cli.render import admitted_xr  # noqa: E402
+from functions.tooling.manifests import load_documents  # noqa: E402
+from functions.tooling.render import admitted_xr  # noqa: E402
 
 SLA = REPO / "examples" / "dgdr" / "vllm-sla.yaml"
 REVIEW = REPO / "examples" / "dgdr" / "trtllm-review.yaml"

@@ -18,10 +18,10 @@ from typing import Any
 
 import yaml
 
-from functions.cli.manifests import find_composition, load_documents
-from functions.cli.pipeline import render
-from functions.cli.render import admitted_xr
-from functions.render.labels import model_hash
+from functions.kube.labels import model_hash
+from functions.tooling.manifests import find_composition, load_documents
+from functions.tooling.pipeline import render
+from functions.tooling.render import admitted_xr
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-GROUP = "nvidia.com"
+from functions.api import GROUP
 
 
 def _names(kind: str) -> dict[str, str]:

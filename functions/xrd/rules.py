@@ -5,7 +5,7 @@ webhook, so every rule that needs nothing but the object itself (and, for update
 version via ``oldSelf``) becomes an ``x-kubernetes-validations`` entry of the XRD. Rules that need
 more (cluster lookups, other objects) are checked by the function, and so are the rules whose CEL
 the API server refuses as too costly: they iterate upstream's unbounded PodSpec containers or parse
-quantity strings of unbounded length (``functions.steps.graph.admission.check_costly_rules``). Each
+quantity strings of unbounded length (``functions.kinds.component.webhook_rules.check_costly_rules``). Each
 rule has an ``id`` that the validation catalogue (tests/validation_catalogue.yaml) refers to.
 
 The API server estimates every rule's worst-case cost from the bounds of what it iterates
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from functions.api.kube_catalog import node_at
+from functions.xrd.kube_catalog import node_at
 
 # Where a rule sits in the union spec schema: () is spec itself; "*" a map value; "[]" a list item.
 SPEC: tuple[str, ...] = ()

@@ -42,7 +42,7 @@ LAUNCHER_TEXT = """#!/usr/bin/python3 -sP
 # function-dynamo's command line (the image entrypoint runs "function-dynamo serve").
 import sys
 
-from functions.cli.main import cli
+from functions.tooling.main import cli
 
 sys.exit(cli())
 """

@@ -1,0 +1,102 @@
+"""The one registry of the package's composite kinds, shared by the server, the CLI and the validator.
+
+Each kind has one folder here (``graph`` = DynamoGraphDeployment, ``component`` = DynamoComponentDeployment,
+``scaling``, ``checkpoint``, ``request`` = DynamoGraphDeploymentRequest, ``model``, ``platform`` =
+DynamoPlatform) holding its API models, XRD definition, renderers, status derivation and steps. A new kind adds
+its folder and one ``Kind`` here. The DGD and DCD steps are ``placed``: a claim annotated with a DynamoPlatform
+has its objects composed on that platform's cluster (``functions.kinds.platform.placement``).
+
+The XRD definitions are named, not imported: generating XRDs is tooling (``functions.tooling.xrds``), and the
+server must not load it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from functions.api import GROUP
+from functions.contract import StepRequest, StepResponse
+from functions.kinds.checkpoint.checkpoint_step import dynamo_checkpoint
+from functions.kinds.component.component_step import component_deployment
+from functions.kinds.graph.graph_render_step import render_graph_deployment
+from functions.kinds.graph.graph_status_step import graph_status
+from functions.kinds.model.model_step import dynamo_model
+from functions.kinds.platform.placement import placed
+from functions.kinds.platform.platform_step import dynamo_platform
+from functions.kinds.request.request_step import dynamo_graph_deployment_request
+from functions.kinds.scaling.scaling_step import scaling_adapter
+
+INPUT_API_VERSION = "dynamo.fn.crossplane.io/v1beta1"
+
+Step = Callable[[StepRequest], StepResponse]
+
+
+@dataclass(frozen=True)
+class Kind:
+    folder: str  # functions/kinds/<folder>/
+    claim_kind: str  # what users apply, as upstream names it
+    referenceable_version: str
+    xrd_file: str  # its file in xrds/
+    xrd: str  # "module:function" building its XRD (imported by the tooling only)
+    render_input: str  # the Input kind of the step that renders it (what ``validate`` runs)
+
+    @property
+    def xr_kind(self) -> str:
+        return f"X{self.claim_kind}"
+
+    @property
+    def xr_api_version(self) -> str:
+        return f"{GROUP}/{self.referenceable_version}"
+
+
+def _kind(folder: str, claim_kind: str, version: str, xrd: str, render_input: str) -> Kind:
+    module = f"functions.kinds.{folder}.{folder}_xrd:{xrd}"
+    return Kind(folder, claim_kind, version, f"{claim_kind.lower()}s.yaml", module, render_input)
+
+
+KINDS: tuple[Kind, ...] = (
+    _kind("checkpoint", "DynamoCheckpoint", "v1alpha1", "dckpt_xrd", "Checkpoint"),
+    _kind("component", "DynamoComponentDeployment", "v1beta1", "dcd_xrd", "ComponentDeployment"),
+    _kind("graph", "DynamoGraphDeployment", "v1beta1", "dgd_xrd", "GraphDeployment"),
+    _kind("request", "DynamoGraphDeploymentRequest", "v1beta1", "dgdr_xrd", "GraphDeploymentRequest"),
+    _kind("scaling", "DynamoGraphDeploymentScalingAdapter", "v1beta1", "dgdsa_xrd", "ScalingAdapter"),
+    _kind("model", "DynamoModel", "v1alpha1", "dm_xrd", "Model"),
+    _kind("platform", "DynamoPlatform", "v1alpha1", "dp_xrd", "Platform"),
+)
+
+
+def passthrough(request: StepRequest) -> StepResponse:
+    """Step ``Noop``: changes nothing (the desired state passes through). The benchmark's floor."""
+    return StepResponse()
+
+
+# Input kind -> step.
+STEPS: dict[str, Step] = {
+    "Checkpoint": dynamo_checkpoint,
+    "ComponentDeployment": placed(component_deployment),
+    "GraphDeployment": placed(render_graph_deployment),
+    "GraphDeploymentRequest": dynamo_graph_deployment_request,
+    "GraphStatus": placed(graph_status),
+    "Model": dynamo_model,
+    "Noop": passthrough,
+    "Platform": dynamo_platform,
+    "ScalingAdapter": scaling_adapter,
+}
+
+
+def step_for_input(input_obj: dict) -> Step | None:
+    if input_obj.get("apiVersion") != INPUT_API_VERSION:
+        return None
+    return STEPS.get(input_obj.get("kind", ""))
+
+
+def kind_of(manifest_kind: str) -> Kind | None:
+    """The kind a claim or an XR (``X`` + claim kind) belongs to."""
+    return next((k for k in KINDS if manifest_kind in (k.claim_kind, k.xr_kind)), None)
+
+
+def render_step(kind: Kind) -> Step:
+    """The step that renders ``kind`` on the cluster it is applied to (not placed): what ``validate`` runs."""
+    step = STEPS[kind.render_input]
+    return getattr(step, "__wrapped__", step)

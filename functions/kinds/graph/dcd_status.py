@@ -1,0 +1,106 @@
+"""The DynamoGraphDeployment status on the component pathway (reference §3.1, §3.2).
+
+Each component's XDynamoComponentDeployment reports its own replica counts (``status.service`` or
+``status.component``, written by its step from the Deployment or LeaderWorkerSets) and its
+``Available`` condition. A DCD is ready iff ``Available`` is True (upstream's DGD rule). During a
+managed rolling update the old DCDs' counts are added (replicas, ready and available; updated
+counts only the new DCD) and the names of both are listed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from functions.api.graph import Graph
+from functions.api.normalise import COMPOSED_NAME_ANNOTATION
+from functions.kinds.graph.component_pathway import DCD_KIND, WORKER_HASH_LABEL
+from functions.kinds.graph.graph_status import ComponentStatus
+from functions.kinds.graph.rolling_update import dcd_counts
+from functions.kube.labels import COMPONENT
+from functions.readiness.deployment import DEPLOYMENT
+from functions.readiness.lws import LEADER_WORKER_SET
+from functions.readiness.verdicts import MISSING, READY, Readiness, ReplicaStatus, count, not_ready
+
+
+def dcd_readiness(obj: dict[str, Any] | None) -> Readiness:
+    """Ready iff the DCD's ``Available`` condition is True; otherwise its message says why."""
+    if obj is None:
+        return MISSING
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    available = next((c for c in conditions if isinstance(c, dict) and c.get("type") == "Available"), None)
+    if available is None:
+        return not_ready("condition Available is not set yet")
+    if available.get("status") == "True":
+        return READY
+    return not_ready(str(available.get("message") or available.get("reason") or "condition Available is not True"))
+
+
+def is_dcd(obj: dict[str, Any]) -> bool:
+    return obj.get("kind") == DCD_KIND
+
+
+def dcd_claim_name(obj: dict[str, Any]) -> str:
+    """The DCD's own name (the claim name it stands for), else the XR's."""
+    meta = obj.get("metadata") or {}
+    return str((meta.get("annotations") or {}).get(COMPOSED_NAME_ANNOTATION) or meta.get("name") or "")
+
+
+def _names(observed: dict[str, Any] | None, desired: dict[str, Any]) -> list[str]:
+    names = dcd_counts(observed or {}).get("componentNames")
+    if isinstance(names, list) and names:
+        return [str(n) for n in names]
+    return [dcd_claim_name(desired)]
+
+
+def component_statuses_from_dcds(
+    graph: Graph,
+    desired: dict[str, dict[str, Any]],
+    observed: dict[str, dict[str, Any]],
+    current_hash: str,
+) -> tuple[ComponentStatus, ...]:
+    """Each component's status, in the graph's order, summed over its DCDs (current and old)."""
+    out = []
+    for component in graph.components:
+        mine = sorted(
+            (r, o)
+            for r, o in desired.items()
+            if is_dcd(o) and ((o.get("metadata") or {}).get("labels") or {}).get(COMPONENT) == component.name
+        )
+        kind = LEADER_WORKER_SET if component.multinode else DEPLOYMENT
+        replicas = updated = ready = available = 0
+        names: list[str] = []  # the current DCD's first (upstream's deprecated componentName), then the old ones
+        old_names: list[str] = []
+        readiness = READY
+        for resource, want in mine:
+            got = observed.get(resource)
+            counts = dcd_counts(got or {})
+            current = ((want.get("metadata") or {}).get("labels") or {}).get(WORKER_HASH_LABEL, current_hash)
+            replicas += count(counts, "replicas")
+            ready += count(counts, "readyReplicas")
+            available += count(counts, "availableReplicas")
+            if current == current_hash:
+                updated += count(counts, "updatedReplicas")
+                verdict = dcd_readiness(got)
+                if not verdict.ready:
+                    readiness = verdict
+                names += _names(got, want)
+            else:
+                old_names += _names(got, want)
+        if not mine:
+            readiness = MISSING
+        counts_status = ReplicaStatus(
+            kind,
+            tuple(dict.fromkeys([*names, *sorted(old_names)])),
+            replicas,
+            updated,
+            ready=ready,
+            available=None if component.multinode else available,
+        )
+        resource_name = names[0] if names else component.key
+        out.append(ComponentStatus(component.name, resource_name, component.multinode, readiness, counts_status))
+    return tuple(out)
+
+
+def rolling_update_phase(desired_composite: dict[str, Any]) -> str | None:
+    rolling = (desired_composite.get("status") or {}).get("rollingUpdate")
+    return str(rolling.get("phase")) if isinstance(rolling, dict) and rolling.get("phase") else None

@@ -1,0 +1,217 @@
+"""Pipeline step ``GraphDeployment``: a DynamoGraphDeployment XR becomes Grove and Kubernetes objects."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from functions.api.graph import Graph, SpecError
+from functions.api.normalise import claimed_object, graph_from_xr
+from functions.api.operator_config import (
+    PLATFORM_REQUIREMENT,
+    PlatformConfig,
+    PlatformConfigError,
+    platform_config,
+)
+from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal, is_preview
+from functions.kinds.component.webhook_rules import check_annotations, check_costly_rules, deprecation_condition
+from functions.kinds.graph.component_pathway import DCD_KIND, raw_components, worker_hash
+from functions.kinds.graph.dcds import render_components
+from functions.kinds.graph.graph_checkpoints import STATUS_FIELD as CHECKPOINTS_STATUS
+from functions.kinds.graph.graph_checkpoints import resolve_checkpoints
+from functions.kinds.graph.origin import STATUS_FIELD, resolve_origin_version, with_origin_version
+from functions.kinds.graph.restart import stamp_restart
+from functions.kinds.scaling.scaling_adapters import (
+    pin_observed_adapters,
+    render_scaling_adapters,
+    with_adapter_replicas,
+)
+from functions.kube import backends
+from functions.kube.failover import check_failover
+from functions.kube.gms_graph import check_gms, check_inter_pod, render_claim_templates
+from functions.kube.grove import render_podcliqueset
+from functions.kube.mesh import render_mesh
+from functions.kube.mpi_secret import needs_ssh_secret, ssh_secret, ssh_secret_requirement
+from functions.kube.naming import MAX_COMBINED_GROVE_NAME, component_path, grove_name_budget, podcliqueset_name
+from functions.kube.podspec import PodContext
+from functions.kube.rbac import binding_after_role, render_discovery_rbac
+from functions.kube.services import (
+    model_service_name,
+    needs_service,
+    render_component_service,
+    render_model_service,
+)
+from functions.kube.storage import (
+    PVC_REQUIREMENT_PREFIX,
+    check_existing,
+    graph_pvcs,
+    pvc_resource_name,
+    render_pvc,
+    required_pvc_names,
+)
+
+PCS_RESOURCE = "podcliqueset"
+WAIT_LEADER_RESOURCE = "wait-leader-configmap"
+ENABLE_GROVE_ANNOTATION = "nvidia.com/enable-grove"
+
+
+def service_resource_name(component_key: str) -> str:
+    return f"service-{component_key}"
+
+
+def uses_grove(graph: Graph, platform: PlatformConfig) -> bool:
+    """Upstream's pathway choice (§1.1): Grove unless the DGD opts out or the platform has no Grove."""
+    return graph.metadata_annotations.get(ENABLE_GROVE_ANNOTATION, "").lower() != "false" and platform.grove_enabled
+
+
+def check_component_pathway_fields(graph: Graph) -> None:
+    """Fields only the Grove pathway renders are rejected without it (upstream webhook, §5.6 rule 4)."""
+    if graph.priority_class_name:
+        raise SpecError("spec.priorityClassName: allowed only on the Grove pathway (this graph does not use Grove)")
+    for component in graph.components:
+        if component.min_available is not None:
+            raise SpecError(
+                f"{component_path(graph, component)}.minAvailable: allowed only on the Grove pathway "
+                "(this graph does not use Grove)"
+            )
+
+
+def _check_grove_names(graph: Graph) -> None:
+    pcs = podcliqueset_name(graph)
+    for component in graph.components:
+        if len(pcs) + grove_name_budget(component) > MAX_COMBINED_GROVE_NAME:
+            raise SpecError(
+                f"{component_path(graph, component)}: Grove limits "
+                f"PodCliqueSet + scaling group + clique names to {MAX_COMBINED_GROVE_NAME} characters; "
+                f"{component.key!r} leaves no room for the name {pcs!r}"
+            )
+
+
+def _backends(graph: Graph) -> dict[str, str]:
+    resolved = {}
+    for component in graph.components:
+        main = next(c for c in component.pod_template["spec"]["containers"] if c.get("name") == "main")
+        try:
+            resolved[component.name] = backends.resolve_backend(component.component_type, main, graph.backend_framework)
+        except backends.BackendError as err:
+            raise SpecError(f"spec.backendFramework: {component.name}: {err}") from None
+    return resolved
+
+
+def render_graph(
+    graph: Graph, platform: PlatformConfig, component_backends: dict[str, str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Composed resource name -> object for the Grove pathway; ``component_backends`` as ``_backends`` gives
+    them (resolved here when not given)."""
+    _check_grove_names(graph)
+    ctx = PodContext(graph=graph, platform=platform)
+    backends_by_component = component_backends if component_backends is not None else _backends(graph)
+    desired: dict[str, dict[str, Any]] = {PCS_RESOURCE: render_podcliqueset(ctx, backends_by_component)}
+    for component in graph.components:
+        if needs_service(component, ctx.discovery_backend):
+            desired[service_resource_name(component.key)] = render_component_service(
+                graph, component, ctx.discovery_backend
+            )
+    desired.update(render_graph_shared(graph, platform, frontend_mesh=True))
+    return dict(sorted(desired.items()))
+
+
+def render_graph_shared(graph: Graph, platform: PlatformConfig, *, frontend_mesh: bool) -> dict[str, dict[str, Any]]:
+    """What the DGD itself composes on either pathway: discovery RBAC, model Services, the wait-for-leader
+    ConfigMap, EPP resources (and, on the Grove pathway, the frontend Ingress/VirtualService), adapters, the
+    GPU memory services' ResourceClaimTemplates."""
+    ctx = PodContext(graph=graph, platform=platform)
+    desired: dict[str, dict[str, Any]] = {}
+    if ctx.discovery_backend == "kubernetes":
+        desired.update(render_discovery_rbac(graph))
+    for model in sorted({c.model_ref for c in graph.components if c.model_ref}):
+        desired[model_service_name(model)] = render_model_service(graph, model)
+    if any(c.multinode for c in graph.components):
+        desired[WAIT_LEADER_RESOURCE] = backends.wait_leader_configmap(graph.name, graph.namespace)
+    desired.update(render_mesh(graph, platform, frontend=frontend_mesh))
+    desired.update(render_scaling_adapters(graph))
+    desired.update(render_claim_templates(graph))
+    return desired
+
+
+def _storage(request: StepRequest, graph: Graph) -> tuple[dict[str, Any], dict[str, ResourceSelector]]:
+    """Composed PVCs (``create: true``) and the existing ones to look up (``create: false``)."""
+    pvcs = graph_pvcs(request.observed_composite)
+    check_existing(pvcs, request.required, graph.namespace)
+    desired = {
+        pvc_resource_name(p.name): render_pvc(
+            p, graph.name, graph.namespace, request.observed_resources.get(pvc_resource_name(p.name))
+        )
+        for p in pvcs
+        if p.create
+    }
+    lookups = {
+        PVC_REQUIREMENT_PREFIX + name: ResourceSelector(
+            "v1", "PersistentVolumeClaim", match_name=name, namespace=graph.namespace
+        )
+        for name in required_pvc_names(pvcs)
+    }
+    return desired, lookups
+
+
+def origin_carriers(observed_resources: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The observed objects that carry the origin version: the PodCliqueSet and the component deployments."""
+    kinds = {"PodCliqueSet", DCD_KIND}
+    return [obj for _, obj in sorted(observed_resources.items()) if obj.get("kind") in kinds]
+
+
+def render_graph_deployment(request: StepRequest) -> StepResponse:
+    try:
+        platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
+        graph = graph_from_xr(request.observed_composite)
+        origin = resolve_origin_version(
+            graph.metadata_annotations,
+            request.observed_composite.get("status") or {},
+            origin_carriers(request.observed_resources),
+        )
+        graph = with_origin_version(graph, origin)
+        graph = with_adapter_replicas(graph, request.observed_resources)  # the adapters own their replicas
+        raw = raw_components(graph, claimed_object(request.observed_composite, "DynamoGraphDeployment").spec)
+        graph = dataclasses.replace(graph, worker_hash=worker_hash(graph, raw))
+        check_annotations(graph)
+        check_costly_rules(request.observed_composite.get("spec") or {})
+        pvcs, lookups = _storage(request, graph)
+        check_gms(graph.components, platform)
+        component_backends = _backends(graph)
+        check_inter_pod(graph.components, component_backends, uses_grove(graph, platform))
+        for component in graph.components:
+            check_failover(graph, component, component_backends[component.name])
+        checkpoints = resolve_checkpoints(request, graph, platform, component_backends)
+        graph = dataclasses.replace(graph, checkpoints=checkpoints.resolved)
+        lookups.update(checkpoints.requirements)
+        status: dict[str, Any] = {STATUS_FIELD: origin}
+        if checkpoints.resolved:
+            status[CHECKPOINTS_STATUS] = checkpoints.status()
+        warnings: tuple[str, ...] = ()
+        conditions = [deprecation_condition(request.observed_composite)]
+        if uses_grove(graph, platform):
+            desired = {**pvcs, **render_graph(graph, platform, component_backends)}
+            lookups.update(stamp_restart(request, graph, desired[PCS_RESOURCE], PCS_RESOURCE))
+        else:
+            check_component_pathway_fields(graph)
+            rendered = render_components(request, graph, platform, raw)
+            desired = {**pvcs, **rendered.desired, **render_graph_shared(graph, platform, frontend_mesh=False)}
+            status.update(rendered.status or {})
+            warnings = rendered.warnings
+        desired.update(checkpoints.desired)
+        if needs_ssh_secret(graph, component_backends):
+            copy, condition = ssh_secret(graph, platform, request.required)
+            desired.update(copy)
+            lookups.update(ssh_secret_requirement(graph, platform))
+            conditions.append(condition)
+    except (SpecError, PlatformConfigError) as err:
+        return fatal(str(err), reason="InvalidSpec")
+    desired = pin_observed_adapters(desired, request.observed_resources)
+    desired = binding_after_role(desired, request.observed_resources, preview=is_preview(request.context))
+    return StepResponse(
+        desired_resources={name: DesiredResource(obj) for name, obj in sorted(desired.items())},
+        composite_status=status,
+        results=[Result("warning", message, "ComponentDeploymentInvalid") for message in warnings],
+        conditions=conditions,
+        requirements=lookups,
+    )

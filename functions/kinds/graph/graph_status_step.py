@@ -1,0 +1,191 @@
+"""Pipeline step ``GraphStatus``: readiness of what the render step composed, and the DGD status.
+
+It runs after ``render`` and passes every desired composed resource through, marked ready or not
+by the health check of its kind against the observed state. The PodCliqueSet is ready iff the
+PodCliques and PodCliqueScalingGroups Grove created for it are; the step reads them as required
+resources (selected by ``app.kubernetes.io/part-of``), asking for the same ones on every call so
+that Crossplane's requirement loop settles after one round.
+
+XR status, re-emitted in full on every run because Crossplane server-side-applies it: ``state``,
+``observedGeneration``, the per-component replica map (``services`` for the v1alpha1 shape,
+``components`` for v1beta1) and ``restart`` (``functions.kinds.graph.restart_status``). Conditions:
+``DynamoGraphReady`` (upstream's DGD ``Ready``, which Crossplane reserves; reason ``waiting_for_checkpoint``
+while a ``WaitForCheckpoint`` component's checkpoint is not Ready) and
+``TopologyLevelsAvailable`` when a topology constraint is set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from functions.api.graph import Graph, SpecError
+from functions.api.normalise import claimed_object, graph_from_xr
+from functions.contract import (
+    Condition,
+    DesiredResource,
+    ResourceSelector,
+    Result,
+    StepRequest,
+    StepResponse,
+    fatal,
+)
+from functions.kinds.graph.component_pathway import raw_components, worker_hash
+from functions.kinds.graph.dcd_restart import component_restart_status
+from functions.kinds.graph.dcd_status import (
+    component_statuses_from_dcds,
+    dcd_claim_name,
+    dcd_readiness,
+    is_dcd,
+    rolling_update_phase,
+)
+from functions.kinds.graph.dcds import current_dcds
+from functions.kinds.graph.graph_checkpoints import STATUS_FIELD as CHECKPOINTS_STATUS
+from functions.kinds.graph.graph_checkpoints import WAITING_REASON, waiting_message
+from functions.kinds.graph.graph_status import (
+    PCSG_REQUIREMENT,
+    PODCLIQUE_REQUIREMENT,
+    ComponentStatus,
+    component_statuses,
+    grove_requirements,
+    has_topology_constraint,
+    podcliqueset_readiness,
+    xr_status,
+)
+from functions.kinds.graph.restart_status import RESTARTING, RestartStatus, restart_status
+from functions.kinds.graph.rolling_update import IN_PROGRESS
+from functions.kinds.graph.status_input import InputError, parse_status_input
+from functions.kube.grove import GROVE_API_VERSION
+from functions.readiness.conditions import (
+    READY_CONDITION,
+    ROLLING_UPDATE_CONDITION,
+    graph_ready_condition,
+    topology_condition,
+    topology_warning,
+)
+from functions.readiness.health import composed_readiness
+from functions.readiness.verdicts import MISSING, Readiness
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One composed resource's readiness, under the Kubernetes name upstream reports it by."""
+
+    resource: str  # the composition resource name (key of the desired state)
+    name: str  # metadata.name of the object
+    readiness: Readiness
+
+
+def _is_podcliqueset(obj: dict[str, Any]) -> bool:
+    return obj.get("apiVersion") == GROVE_API_VERSION and obj.get("kind") == "PodCliqueSet"
+
+
+def _podcliqueset(desired: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+    return next(((n, o) for n, o in sorted(desired.items()) if _is_podcliqueset(o)), None)
+
+
+def _object_name(resource: str, desired: dict[str, Any], observed: dict[str, Any] | None) -> str:
+    for obj in (observed, desired):
+        name = ((obj or {}).get("metadata") or {}).get("name")
+        if name:
+            return str(name)
+    return resource
+
+
+def _verdicts(request: StepRequest, components: tuple[ComponentStatus, ...]) -> list[Verdict]:
+    out = []
+    for resource, desired in sorted(request.desired_resources.items()):
+        observed = request.observed_resources.get(resource)
+        if _is_podcliqueset(desired):
+            readiness = MISSING if observed is None else podcliqueset_readiness(components)
+        elif is_dcd(desired):
+            out.append(Verdict(resource, dcd_claim_name(desired), dcd_readiness(observed)))
+            continue
+        else:
+            readiness = composed_readiness(desired, observed)
+        out.append(Verdict(resource, _object_name(resource, desired, observed), readiness))
+    return out
+
+
+def _component_pathway(request: StepRequest, graph: Graph) -> tuple[tuple[ComponentStatus, ...], RestartStatus | None]:
+    """Per-component statuses and the next restart status from the DCDs the render step composed."""
+    xr = request.observed_composite
+    hash8 = worker_hash(graph, raw_components(graph, claimed_object(xr, "DynamoGraphDeployment").spec))
+    components = component_statuses_from_dcds(graph, request.desired_resources, request.observed_resources, hash8)
+    current = current_dcds(graph, hash8, request.observed_resources)
+    rolling = rolling_update_phase(request.desired_composite) == IN_PROGRESS
+    return components, component_restart_status(xr, graph, current, rolling)
+
+
+def _topology(graph: Graph, request: StepRequest, pcs_resource: str | None) -> tuple[list[Condition], list[Result]]:
+    """``TopologyLevelsAvailable`` once the PodCliqueSet exists, when any topology constraint is set."""
+    observed_pcs = request.observed_resources.get(pcs_resource) if pcs_resource else None
+    if observed_pcs is None or not has_topology_constraint(graph):
+        return [], []
+    condition = topology_condition(observed_pcs)
+    previous = (request.observed_composite.get("status") or {}).get("conditions") or []
+    warning = topology_warning(condition, previous)
+    return [condition], [warning] if warning else []
+
+
+def graph_status(request: StepRequest) -> StepResponse:
+    try:
+        settings = parse_status_input(request.input)
+    except InputError as err:
+        return fatal(str(err), reason="InvalidInput")
+    try:
+        graph = graph_from_xr(request.observed_composite)
+    except SpecError as err:
+        return fatal(str(err), reason="InvalidSpec")
+
+    pcs = _podcliqueset(request.desired_resources)
+    requirements: dict[str, ResourceSelector] = {}
+    components: tuple[ComponentStatus, ...] = ()
+    observed_pcs = request.observed_resources.get(pcs[0]) if pcs else None
+    if pcs is not None:
+        pcs_name = (pcs[1].get("metadata") or {}).get("name") or graph.name
+        requirements = grove_requirements(pcs_name, graph.namespace)
+        podcliques = request.required.get(PODCLIQUE_REQUIREMENT, [])
+        pcsgs = request.required.get(PCSG_REQUIREMENT, [])
+        components = component_statuses(graph, pcs_name, podcliques, pcsgs)
+        restart = restart_status(request.observed_composite, graph, observed_pcs, components)
+    elif any(is_dcd(o) for o in request.desired_resources.values()):
+        try:
+            components, restart = _component_pathway(request, graph)
+        except SpecError as err:
+            return fatal(str(err), reason="InvalidSpec")
+    else:
+        restart = restart_status(request.observed_composite, graph, None, components)
+
+    verdicts = _verdicts(request, components)
+    rolling_update = rolling_update_phase(request.desired_composite) == IN_PROGRESS
+    waiting = waiting_message(graph, (request.desired_composite.get("status") or {}).get(CHECKPOINTS_STATUS) or {})
+    all_ready = all(v.readiness.ready for v in verdicts) and not rolling_update and waiting is None
+    generation = (request.observed_composite.get("metadata") or {}).get("generation")
+    topology_conditions, results = _topology(graph, request, pcs[0] if pcs else None)
+    status = xr_status(graph, all_ready, components, generation)
+    if restart is not None:
+        status["restart"] = restart.as_status()
+    restarting = restart is not None and restart.phase == RESTARTING
+    return StepResponse(
+        desired_resources={
+            v.resource: DesiredResource(request.desired_resources[v.resource], ready=v.readiness.ready)
+            for v in verdicts
+        },
+        composite_status=status,
+        # True overrides nothing Crossplane would not derive itself; when not ready the XR's Ready
+        # condition is left to Crossplane, whose message lists the unready composed resources.
+        composite_ready=True if all_ready else None,
+        results=results,
+        conditions=[
+            Condition(READY_CONDITION, "False", WAITING_REASON, waiting)
+            if waiting
+            else ROLLING_UPDATE_CONDITION
+            if rolling_update
+            else graph_ready_condition((v.name, v.readiness.reason) for v in verdicts if not v.readiness.ready),
+            *topology_conditions,
+        ],
+        requirements=requirements,
+        # A restart under way moves on as components finish: look again soon, as while pending.
+        ttl_seconds=settings.ready_ttl_seconds if all_ready and not restarting else settings.pending_ttl_seconds,
+    )

@@ -1,0 +1,87 @@
+"""``function-dynamo export``: the graph a DynamoGraphDeploymentRequest generated, as a manifest to commit.
+
+With ``autoApply: false`` upstream leaves the generated DynamoGraphDeployment in the request's status; this
+turns it into a plain ``nvidia.com/v1beta1`` DynamoGraphDeployment (name, namespace, labels, annotations, spec) a
+team can review and commit, for GitOps to apply, instead of letting the cluster apply it. The source is the
+observed request (``kubectl get dgdr NAME -o yaml``: its ``status.profilingResults.selectedConfig``), or a
+request manifest with its output ConfigMap (``kubectl get configmap dgdr-output-NAME -o yaml``), rendered
+exactly as the pipeline renders it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from functions.api.graph import SpecError
+from functions.api.normalise import claimed_object
+from functions.api.operator_config import PLATFORM_CONFIG_NAME, PlatformConfigError, platform_config
+from functions.kinds.request.generated_graph import exported_manifest
+from functions.kinds.request.request_step import generated_graph
+from functions.tooling.manifests import ManifestError, as_xr, load_documents
+
+REQUEST_KINDS = ("DynamoGraphDeploymentRequest", "XDynamoGraphDeploymentRequest")
+
+
+def _one(path: Path, kinds: tuple[str, ...], what: str) -> dict[str, Any]:
+    docs = [d for d in load_documents(path) if d.get("kind") in kinds]
+    if len(docs) != 1:
+        raise click.UsageError(f"{path}: expected one {what}, found {len(docs)}")
+    return docs[0]
+
+
+def export_manifest(request: dict[str, Any], output: dict[str, Any] | None, platform_docs: list[dict[str, Any]]) -> str:
+    """The YAML of the generated graph; raises ``click.ClickException`` saying why there is none."""
+    try:
+        xr = as_xr(request)
+        name = claimed_object(xr, "DynamoGraphDeploymentRequest").name
+        generated, problem = generated_graph(xr, output, platform_config(platform_docs))
+    except (ManifestError, SpecError, PlatformConfigError) as err:
+        raise click.ClickException(str(err)) from None
+    if problem:
+        raise click.ClickException(f"the profiling output holds no deployable graph: {problem}")
+    if generated is None:
+        if output is not None and output.get("profiler_status") == "failed":
+            raise click.ClickException(f"profiling failed: {output.get('profiler_error', '')}")
+        raise click.ClickException(
+            f"DynamoGraphDeploymentRequest {name} has no generated graph yet (status.profilingResults.selectedConfig "
+            f"is empty and no finished profiling output was given); once profiling is done pass "
+            f"--output-configmap with `kubectl get configmap dgdr-output-{name} -o yaml`"
+        )
+    manifest = exported_manifest(generated.dgd)
+    source = "its profiling output" if output is not None else "its status"
+    header = f"# The DynamoGraphDeployment that DynamoGraphDeploymentRequest {name} generated, from {source}.\n"
+    return header + yaml.safe_dump(manifest, sort_keys=False, width=120)
+
+
+@click.command(name="export")
+@click.argument("request", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--output-configmap",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The request's output ConfigMap (dgdr-output-<name>), for a request without a generated graph in its status.",
+)
+@click.option(
+    "--platform",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help=f"The {PLATFORM_CONFIG_NAME} EnvironmentConfig (its dgdr.defaultImage decides the runtime version).",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write here.")
+def export(request: Path, output_configmap: Path | None, platform: Path | None, output: Path | None) -> None:
+    """Print the DynamoGraphDeployment REQUEST (a DynamoGraphDeploymentRequest) generated, ready to commit."""
+    doc = _one(request, REQUEST_KINDS, "DynamoGraphDeploymentRequest")
+    data = None
+    if output_configmap is not None:
+        data = _one(output_configmap, ("ConfigMap",), "ConfigMap").get("data") or {}
+    platform_docs = load_documents(platform) if platform else []
+    text = export_manifest(doc, data, platform_docs)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text)
+        click.echo(f"wrote {output}", err=True)

@@ -1,0 +1,115 @@
+"""Reading YAML manifests and turning a claim into the XR Crossplane would create for it."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from functions.kinds import GROUP, KINDS
+
+# claim kind -> (XR kind, referenceable XR apiVersion)
+CLAIM_KINDS = {k.claim_kind: (k.xr_kind, k.xr_api_version) for k in KINDS}
+CLAIM_NAME_LABEL = "crossplane.io/claim-name"
+CLAIM_NAMESPACE_LABEL = "crossplane.io/claim-namespace"
+# Spec fields only a claim has: Crossplane's claim syncer does not copy them into the XR. The other
+# machinery fields (compositionRef, compositionSelector, compositionUpdatePolicy,
+# compositionRevisionSelector) are propagated; compositionRevisionRef only with a Manual update policy.
+CLAIM_ONLY_SPEC_FIELDS = frozenset({"compositeDeletePolicy", "resourceRef", "writeConnectionSecretToRef"})
+
+
+class ManifestError(ValueError):
+    pass
+
+
+def load_documents(path: Path) -> list[dict[str, Any]]:
+    """Every non-empty YAML document of a file, or of every .yaml/.yml file in a directory (sorted)."""
+    files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
+    docs: list[dict[str, Any]] = []
+    for file in files:
+        try:
+            with file.open() as f:
+                docs.extend(d for d in yaml.safe_load_all(f) if d)
+        except yaml.YAMLError as err:
+            raise ManifestError(f"{file}: not valid YAML: {err}") from None
+    return docs
+
+
+def xr_name_for_claim(name: str, namespace: str) -> str:
+    """Crossplane names a claim's XR ``<claim>-<random 5>``; a preview uses a stable suffix instead."""
+    suffix = hashlib.sha256(f"{namespace}/{name}".encode()).hexdigest()[:5]
+    return f"{name}-{suffix}"
+
+
+def claim_to_xr(claim: dict[str, Any], default_namespace: str = "default") -> dict[str, Any]:
+    """The XR for a claim, as Crossplane's claim reconciler creates it (labels, claimRef, spec)."""
+    kind = claim.get("kind")
+    if kind not in CLAIM_KINDS:
+        raise ManifestError(f"kind: {kind!r} is not a claim kind this package serves ({', '.join(CLAIM_KINDS)})")
+    group = str(claim.get("apiVersion", "")).split("/")[0]
+    if group != GROUP:
+        raise ManifestError(f"apiVersion: {claim.get('apiVersion')!r} is not in group {GROUP}")
+    xr_kind, xr_api_version = CLAIM_KINDS[kind]
+    meta = claim.get("metadata") or {}
+    name = meta.get("name")
+    if not name:
+        raise ManifestError("metadata.name: required")
+    namespace = meta.get("namespace") or default_namespace
+    labels = {**(meta.get("labels") or {}), CLAIM_NAME_LABEL: name, CLAIM_NAMESPACE_LABEL: namespace}
+    xr_meta: dict[str, Any] = {"name": xr_name_for_claim(name, namespace), "labels": labels}
+    if meta.get("annotations"):
+        xr_meta["annotations"] = dict(meta["annotations"])
+    spec = {k: v for k, v in (claim.get("spec") or {}).items() if k not in CLAIM_ONLY_SPEC_FIELDS}
+    if spec.get("compositionUpdatePolicy") != "Manual":
+        spec.pop("compositionRevisionRef", None)
+    spec["claimRef"] = {"apiVersion": claim["apiVersion"], "kind": kind, "name": name, "namespace": namespace}
+    return {"apiVersion": xr_api_version, "kind": xr_kind, "metadata": xr_meta, "spec": spec}
+
+
+def as_xr(doc: dict[str, Any], default_namespace: str = "default") -> dict[str, Any]:
+    """A claim becomes its XR; an XR is returned as it is."""
+    if doc.get("kind") in {xr_kind for xr_kind, _ in CLAIM_KINDS.values()}:
+        return doc
+    return claim_to_xr(doc, default_namespace)
+
+
+def find_composition(xr: dict[str, Any], compositions: list[dict[str, Any]]) -> dict[str, Any]:
+    for comp in compositions:
+        ref = (comp.get("spec") or {}).get("compositeTypeRef") or {}
+        if comp.get("kind") == "Composition" and ref.get("kind") == xr.get("kind"):
+            return comp
+    raise ManifestError(f"no Composition for {xr.get('kind')} among the given compositions")
+
+
+class _RenderDumper(yaml.SafeDumper):
+    """Quotes strings as Go's YAML encoder does, so output reads like crossplane render's.
+
+    Go double-quotes a string that would otherwise read as another type ("true", "1") and
+    single-quotes one that merely cannot be plain ("a: b").
+    """
+
+    _STRING_TAGS = frozenset({"tag:yaml.org,2002:str", "tag:yaml.org,2002:yaml"})  # "yaml": PyYAML's "*"/"&"/"!"
+
+    # YAML 1.1 booleans Go's resolver knows and PyYAML's does not.
+    _GO_ONLY_BOOLS = frozenset({"y", "Y", "n", "N"})
+
+    def choose_scalar_style(self) -> str | None:
+        style = super().choose_scalar_style()
+        if isinstance(self.event, yaml.ScalarEvent) and "\n" in self.event.value and self.analysis.allow_block:
+            return "|"  # Go writes multi-line strings as literal blocks
+        if isinstance(self.event, yaml.ScalarEvent) and self.event.value in self._GO_ONLY_BOOLS:
+            return '"'
+        if style == "'" and isinstance(self.event, yaml.ScalarEvent):
+            plain_tag = self.resolve(yaml.ScalarNode, self.event.value, (True, False))
+            if plain_tag not in self._STRING_TAGS:
+                return '"'
+        return style
+
+
+def dump_documents(docs: list[dict[str, Any]]) -> str:
+    """YAML documents as crossplane render prints them (``---`` before each, keys sorted)."""
+    return "".join(
+        "---\n" + yaml.dump(d, Dumper=_RenderDumper, sort_keys=True, width=80, allow_unicode=True) for d in docs
+    )

@@ -1,0 +1,80 @@
+"""``function-dynamo validate``: check manifests as the cluster would, without a cluster.
+
+First what the API server does with the manifest (``functions.tooling.admit_manifest``: unknown fields, nulls,
+defaults, then the structural schema and CEL rules of the CRD Crossplane derives from our XRD), then
+the function's own rules on the admitted object (what the render step would reject with a Fatal).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from functions.api.operator_config import PLATFORM_REQUIREMENT
+from functions.contract import StepRequest
+from functions.kinds import kind_of, render_step
+from functions.tooling.admit_manifest import admit_manifest, served
+from functions.tooling.manifests import as_xr, load_documents
+from functions.tooling.validation import FieldValidation
+
+
+@dataclass
+class DocumentReport:
+    where: str  # file#index kind/name
+    violations: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the API server would warn about (pruned fields)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+def validate_document(
+    doc: dict[str, Any],
+    where: str,
+    old: dict[str, Any] | None = None,
+    platform: list[dict[str, Any]] | None = None,
+    field_validation: FieldValidation = "Strict",
+) -> DocumentReport:
+    name = (doc.get("metadata") or {}).get("name", "?")
+    report = DocumentReport(f"{where} {doc.get('kind')}/{name}")
+    admission = admit_manifest(doc, old=old, field_validation=field_validation)
+    result = admission.result
+    report.violations += [str(v) for v in result.violations]
+    report.warnings += admission.warnings
+    report.notes += [f"not evaluated: {n.path}: {n.rule} ({n.reason})" for n in result.not_evaluated]
+    if admission.object is None:
+        return report  # the API server would stop here; the function never sees the object
+    request = StepRequest(
+        input={}, observed_composite=as_xr(admission.object), required={PLATFORM_REQUIREMENT: platform or []}
+    )
+    kind = kind_of(str(doc["kind"]))
+    assert kind is not None, "served() lets only the package's kinds through"
+    response = render_step(kind)(request)
+    for result in (r for r in response.results if r.severity == "fatal"):
+        report.violations.append(f"{result.message} (function)")
+    report.notes += [f"{c.type}: {c.message}" for c in response.conditions if c.status == "True" and c.message]
+    return report
+
+
+def validate_files(
+    paths: list[Path],
+    old: Path | None = None,
+    platform: Path | None = None,
+    field_validation: FieldValidation = "Strict",
+) -> tuple[list[DocumentReport], int]:
+    """Reports for every document this package serves, and the number of other documents skipped."""
+    platform_docs = load_documents(platform) if platform else []
+    old_docs = {((d.get("metadata") or {}).get("name"), d.get("kind")): d for d in load_documents(old)} if old else {}
+    reports, skipped = [], 0
+    files = [f for p in paths for f in (sorted(p.rglob("*.y*ml")) if p.is_dir() else [p])]
+    for path in files:
+        for index, doc in enumerate(load_documents(path)):
+            if not served(doc):
+                skipped += 1
+                continue
+            previous = old_docs.get(((doc.get("metadata") or {}).get("name"), doc.get("kind")))
+            reports.append(validate_document(doc, f"{path}#{index}", previous, platform_docs, field_validation))
+    return reports, skipped

@@ -57,3 +57,11 @@ def serve(
     except Exception as exc:  # startup failures must not look like a clean exit
         click.echo(f"function-dynamo: cannot serve on {address}: {type(exc).__name__}: {exc}", err=True)
         sys.exit(1)
+
+
+@click.group()
+def runtime_cli() -> None:
+    """function-dynamo's runtime image: it serves the pipeline steps; the tooling commands are not installed."""
+
+
+runtime_cli.add_command(serve)

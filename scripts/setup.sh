@@ -47,11 +47,11 @@ else
     step "using existing $venv ($("$venv/bin/python" -c 'import platform; print(platform.python_version())'))"
 fi
 
-step "installing the package with its test extra: pip install -e '.[test]'"
+step "installing the package with its tooling and test extras: pip install -e '.[tooling,test]'"
 # The runtime dependencies at the versions the image ships (requirements.lock, hashes dropped).
 constraints="$venv/constraints.txt"
 sed -e '/^#/d' -e 's/ --hash=.*//' requirements.lock >"$constraints"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -c "$constraints" -e '.[test]' \
-    || die "pip install -e '.[test]' failed (see the pip output above)"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -c "$constraints" -e '.[tooling,test]' \
+    || die "pip install -e '.[tooling,test]' failed (see the pip output above)"
 
 step "done: $venv/bin/python"

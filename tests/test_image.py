@@ -32,6 +32,17 @@ from tooling import _missing
 MAX_UNCOMPRESSED = 150_000_000
 
 
+def image_rootfs() -> Any:
+    """scripts/image/rootfs.py: what the image leaves out is declared there once."""
+    sys.path.insert(0, str(REPO / "scripts" / "image"))
+    try:
+        import rootfs
+
+        return rootfs
+    finally:
+        sys.path.pop(0)
+
+
 @pytest.fixture(scope="module")
 def packages() -> Path:
     return built_packages()
@@ -60,7 +71,26 @@ def test_the_image_is_small_and_names_what_it_holds(summary: dict[str, Any]) -> 
     assert summary["uncompressedBytes"] < MAX_UNCOMPRESSED, summary["uncompressedBytes"]
     assert any(p.startswith("python3.11-minimal=") for p in summary["debianPackages"])
     lock = {line.split()[0] for line in (REPO / "requirements.lock").read_text().splitlines() if line[:1].isalpha()}
-    assert set(summary["wheels"]) == lock - {p for p in lock if p.startswith("cel-expr-python==")}
+    left_out = image_rootfs().NOT_IN_IMAGE
+    assert set(summary["wheels"]) == {p for p in lock if p.split("==")[0] not in left_out}
+    assert {"jsonschema", "cel-expr-python"} <= left_out
+
+
+def test_the_image_holds_the_runtime_and_none_of_the_tooling(packages: Path, summary: dict[str, Any]) -> None:
+    oci = packages / "image-oci"
+    manifest = json.loads((oci / "blobs" / summary["digest"].replace(":", "/")).read_bytes())
+    (layer,) = manifest["layers"]
+    with tarfile.open(oci / "blobs" / layer["digest"].replace(":", "/")) as tar:
+        names = tar.getnames()
+    site = str(image_rootfs().SITE)
+    ours = {n.removeprefix("./").removeprefix(f"{site}/") for n in names if f"{site}/functions/" in n}
+    assert "functions/serve.py" in ours and "functions/kinds/graph/graph_render_step.py" in ours
+    tooling = sorted(n for n in ours if n.startswith(("functions/tooling", "functions/xrd")) or "_xrd." in n)
+    assert tooling == [], tooling
+    record = next(n for n in names if n.endswith(".dist-info/RECORD") and "function_dynamo" in n)
+    with tarfile.open(oci / "blobs" / layer["digest"].replace(":", "/")) as tar:
+        listed = tar.extractfile(record).read().decode()  # type: ignore[union-attr]
+    assert "functions/tooling/" not in listed, "the wheel's RECORD still lists the tooling it left out"
 
 
 def test_the_image_config_follows_the_function_contract(packages: Path, summary: dict[str, Any]) -> None:

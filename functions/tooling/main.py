@@ -1,26 +1,49 @@
 """Command line: ``serve`` the function, ``render`` a claim in-process, ``validate`` manifests,
 regenerate ``xrds``, ``bench`` the server, ``export`` a request's generated graph. One module per
-command; this one only groups them."""
+command, imported only when that command runs: ``--help`` and ``serve`` load none of the others."""
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
-from functions.serve import serve
-from functions.tooling.bench import bench
-from functions.tooling.export import export
-from functions.tooling.render import render_cmd
-from functions.tooling.validate import validate_cmd
-from functions.tooling.xrds import xrds
+# command name -> "module:attribute" of its click command
+COMMANDS = {
+    "serve": "functions.serve:serve",
+    "render": "functions.tooling.render:render_cmd",
+    "validate": "functions.tooling.validate:validate_cmd",
+    "xrds": "functions.tooling.xrds:xrds",
+    "bench": "functions.tooling.bench:bench",
+    "export": "functions.tooling.export:export",
+}
+# The distributions the tooling needs beyond the runtime's (pyproject.toml's "tooling" extra).
+TOOLING_ONLY = ("jsonschema", "cel_expr_python")
 
 
-@click.group()
+class LazyCommands(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, _, name = target.partition(":")
+        try:
+            return getattr(importlib.import_module(module), name)
+        except ModuleNotFoundError as err:
+            if err.name not in TOOLING_ONLY:
+                raise
+            raise click.ClickException(
+                f"'{cmd_name}' needs the tooling extra ({err.name} is missing): pip install 'function-dynamo[tooling]'"
+            ) from None
+
+
+@click.group(cls=LazyCommands)
 def cli() -> None:
     """function-dynamo: the NVIDIA Dynamo operator as Crossplane composition functions."""
 
-
-for command in (serve, render_cmd, validate_cmd, xrds, bench, export):
-    cli.add_command(command)
 
 if __name__ == "__main__":
     cli()

@@ -9,6 +9,7 @@ hash-checked ``.pyc`` files so a read-only root file system costs no start-up ti
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 import subprocess
@@ -42,9 +43,9 @@ LAUNCHER_TEXT = """#!/usr/bin/python3 -sP
 # function-dynamo's command line (the image entrypoint runs "function-dynamo serve").
 import sys
 
-from functions.tooling.main import cli
+from functions.serve import runtime_cli
 
-sys.exit(cli())
+sys.exit(runtime_cli())
 """
 
 
@@ -88,9 +89,15 @@ def add_user(root: Path) -> None:
     (root / "tmp").chmod(0o1777)
 
 
-# Offline validation's CEL engine (50 MB): `function-dynamo validate` and `render` evaluate the XRDs' CEL rules
-# with it, `serve` never imports it (tests/test_image.py checks), so the runtime image leaves it out.
-NOT_IN_IMAGE = frozenset({"cel-expr-python"})
+# The tooling's distributions (pyproject.toml's "tooling" extra and what jsonschema needs): the offline validator's
+# schema and CEL engines (`function-dynamo validate` and `render`). `serve` never imports them (tests/test_layers.py
+# and tests/test_image.py check), so the runtime image leaves them out.
+NOT_IN_IMAGE = frozenset(
+    {"cel-expr-python", "jsonschema", "jsonschema-specifications", "referencing", "rpds-py", "attrs"}
+)
+# The project's own tooling: the CLI besides `serve`, the offline validator, XRD generation and each kind's XRD
+# definition. Removed from the image's site directory after the project's wheel is installed.
+TOOLING_PATHS = ("functions/tooling", "functions/xrd", "functions/kinds/*/*_xrd.py")
 
 
 def image_requirements(lock: Path, out: Path) -> list[str]:
@@ -119,10 +126,20 @@ def install_python_packages(root: Path, wheels: Path, requirements: Path, projec
         ]
         record.write_text("\n".join(kept) + "\n")
         leftover.unlink()
+    for pattern in TOOLING_PATHS:
+        for path in sorted(site.glob(pattern)):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    record = next(site.glob("function_dynamo-*.dist-info/RECORD"))
+    kept = [line for line in record.read_text().splitlines() if not _is_tooling(line.split(",")[0])]
+    record.write_text("\n".join(kept) + "\n")
     launcher = root / LAUNCHER
     launcher.parent.mkdir(parents=True, exist_ok=True)
     launcher.write_text(LAUNCHER_TEXT)
     launcher.chmod(0o755)
+
+
+def _is_tooling(path: str) -> bool:
+    return any(fnmatch.fnmatch(path, pattern) or path.startswith(f"{pattern}/") for pattern in TOOLING_PATHS)
 
 
 def byte_compile(root: Path) -> None:

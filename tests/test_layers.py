@@ -1,0 +1,125 @@
+"""The folders of ``functions/`` import downward only, and the server loads none of the tooling.
+
+The allowed directions are written down in ``docs/architecture.md`` ("Layers"); this test is their
+enforcement. A new import that runs upward, or between two kinds that do not compose each other, fails here
+with the file and the import named.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from server import REPO
+
+PACKAGE = REPO / "functions"
+
+# Each folder (or top-level module) and the ones it may import. Layers, top down: tooling -> runtime (fn, serve)
+# -> the kinds' registry -> the kinds -> xrd, readiness -> kube -> api -> contract.
+BELOW_KINDS = {"xrd", "readiness", "kube", "api", "contract"}
+KINDS = {f"kinds.{k}" for k in ("graph", "component", "scaling", "checkpoint", "request", "model", "platform")}
+ALLOWED: dict[str, set[str]] = {
+    "tooling": {"serve", "fn", "kinds", *BELOW_KINDS, *KINDS},
+    "serve": {"fn"},
+    "fn": {"kinds", "contract"},
+    "kinds": {"contract", "api", *KINDS},
+    # A kind uses another kind's folder only when it composes that kind: a DGD composes DCDs, scaling adapters and
+    # checkpoints, a DCD checkpoints, a DGDR the DGD it generates.
+    "kinds.graph": {"kinds.component", "kinds.scaling", "kinds.checkpoint", *BELOW_KINDS},
+    "kinds.component": {"kinds.checkpoint", *BELOW_KINDS},
+    "kinds.request": {"kinds.graph", *BELOW_KINDS},
+    "kinds.scaling": BELOW_KINDS,
+    "kinds.checkpoint": BELOW_KINDS,
+    "kinds.model": BELOW_KINDS,
+    "kinds.platform": BELOW_KINDS,
+    "xrd": {"api"},
+    "readiness": {"kube", "api", "contract"},
+    "kube": {"api", "contract"},
+    "api": {"contract"},
+    "contract": set(),
+}
+
+
+def folder_of(module: str) -> str:
+    """The folder a module belongs to: ``kinds.graph`` for ``functions.kinds.graph.x``, ``kinds`` for the registry."""
+    parts = module.split(".")[1:]
+    if parts[:1] == ["kinds"] and len(parts) > 1 and (PACKAGE / "kinds" / parts[1]).is_dir():
+        return f"kinds.{parts[1]}"
+    return parts[0] if parts else ""
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every ``functions`` import in the file, the ones inside functions included."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            target = next((n for n in reversed(names) if _is_module(n)), node.module)
+            out.append((node.lineno, target))
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+    return [(line, m) for line, m in out if m == "functions" or m.startswith("functions.")]
+
+
+def _is_module(dotted: str) -> bool:
+    path = REPO / dotted.replace(".", "/")
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def test_every_folder_has_its_rule() -> None:
+    folders = {folder_of(module_name(p)) for p in PACKAGE.rglob("*.py")} - {""}
+    assert folders <= set(ALLOWED), f"folders without a layering rule: {sorted(folders - set(ALLOWED))}"
+
+
+def test_folders_import_downward_only() -> None:
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = folder_of(module_name(path))
+        for line, target in imports(path):
+            dest = folder_of(target)
+            if dest and dest != source and dest not in ALLOWED.get(source, set()):
+                wrong.append(f"{path.relative_to(REPO)}:{line}: {source} -> {dest} ({target})")
+    assert not wrong, "imports against the layering (docs/architecture.md, Layers):\n" + "\n".join(wrong)
+
+
+def test_the_rule_catches_an_upward_import(tmp_path: Path) -> None:
+    probe = PACKAGE / "kube" / "_layering_probe.py"
+    probe.write_text("from functions.kinds.graph.graph_status import xr_status\n")
+    try:
+        assert imports(probe) == [(1, "functions.kinds.graph.graph_status")]
+        assert folder_of(module_name(probe)) == "kube"
+        assert "kinds.graph" not in ALLOWED["kube"]
+    finally:
+        probe.unlink()
+
+
+def loaded_modules(script: str) -> list[str]:
+    code = f"import sys; {script}; print(chr(10).join(sorted(sys.modules)))"
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    ).stdout.split()
+
+
+def tooling_among(modules: list[str]) -> list[str]:
+    prefixes = ("functions.tooling", "functions.xrd", "jsonschema", "cel_expr", "referencing", "rpds")
+    return [m for m in modules if m.startswith(prefixes) or m.endswith("_xrd")]
+
+
+def test_the_server_loads_no_tooling() -> None:
+    """What the image's ``serve`` imports: the runtime, the kinds and their libraries, and none of the tooling, the
+    XRD generation or the offline validator's engines (the runtime image leaves them out)."""
+    modules = loaded_modules("from functions.serve import runtime_cli; runtime_cli.get_command(None, 'serve')")
+    assert "functions.fn" in modules and "functions.kinds.graph.graph_render_step" in modules
+    assert tooling_among(modules) == []
+
+
+def test_the_cli_loads_only_the_command_it_runs() -> None:
+    modules = loaded_modules("from functions.tooling.main import cli; cli.get_command(None, 'serve')")
+    assert tooling_among(modules) == ["functions.tooling", "functions.tooling.main"]

@@ -5,7 +5,7 @@
 
 It starts what the test suite starts (etcd, kube-apiserver, kube-controller-manager and Crossplane on
 127.0.0.1, function-dynamo installed from its packages; built by scripts/install-control-plane.sh and
-scripts/install-tools.sh), then for each N applies N copies of examples/vllm-agg.yaml in a namespace
+scripts/install-tools.sh), then for each N applies N copies of examples/dgd/vllm-agg.yaml in a namespace
 of their own and reports, per claim, the seconds from its apply to all six composed objects present,
 and from the moment the benchmark plays Grove for it (its two PodCliques ready) to the claim's
 Ready=True; p50 and p95 of both, the wall time, and the peak memory (VmHWM) of the API server,
@@ -95,8 +95,10 @@ def play_grove(cp: ControlPlane, namespace: str, name: str, cliques: list[dict[s
 def run_round(cp: ControlPlane, n: int) -> dict[str, Any]:
     namespace = f"bench-{n}"
     ensure_namespace(cp.client, namespace)
-    template = yaml.safe_load((REPO / "examples" / "vllm-agg.yaml").read_text())
-    cliques = [d for d in yaml.safe_load_all((REPO / "examples/status/vllm-agg-ready/required.yaml").read_text()) if d]
+    template = yaml.safe_load((REPO / "examples" / "dgd" / "vllm-agg.yaml").read_text())
+    cliques = [
+        d for d in yaml.safe_load_all((REPO / "tests/scenarios/status/vllm-agg-ready/required.yaml").read_text()) if d
+    ]
     collection = resource_path("nvidia.com", "v1beta1", "dynamographdeployments", namespace)
     applied: dict[str, float] = {}
     start = time.monotonic()

@@ -12,7 +12,32 @@ from functions.tooling.manifests import claim_to_xr
 from tooling import shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLE_CLAIMS = sorted(p for p in (REPO / "examples").glob("*.yaml") if p.name != "functions.yaml")
+EXAMPLES = REPO / "examples"
+V1ALPHA1 = EXAMPLES / "v1alpha1"
+
+
+def first_kind(path: Path) -> str:
+    with path.open() as f:
+        return (next(yaml.safe_load_all(f), None) or {}).get("kind", "")
+
+
+def examples_of_kind(*kinds: str) -> list[Path]:
+    """Every example manifest of these kinds, the v1beta1 ones and those in examples/v1alpha1/."""
+    return sorted(p for p in EXAMPLES.rglob("*.yaml") if "cluster" not in p.parts and first_kind(p) in kinds)
+
+
+def example_claim(stem: str) -> Path:
+    """The example graph named ``stem`` the scenarios were built from: ``examples/v1alpha1/<stem>.yaml`` where it
+    exists (the scenarios predate the v1beta1 forms), else ``examples/dgd/<stem>.yaml``."""
+    for folder in (V1ALPHA1, EXAMPLES / "dgd"):
+        if (folder / f"{stem}.yaml").exists():
+            return folder / f"{stem}.yaml"
+    raise FileNotFoundError(f"no example graph named {stem}")
+
+
+# The example DynamoGraphDeployments that need nothing beside them (no checkpoint, no DynamoPlatform).
+EXAMPLE_CLAIMS = sorted([*(EXAMPLES / "dgd").glob("*.yaml"), *(p for p in V1ALPHA1.glob("*.yaml")
+                         if first_kind(p) == "DynamoGraphDeployment" and "checkpoint" not in p.name)])  # fmt: skip
 
 
 def without_matcher_directives(node: Any) -> Any:
@@ -54,8 +79,8 @@ def merged(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
 
 
 def status_example_xr(example: Path) -> dict[str, Any]:
-    """The XR of ``examples/status/<claim>-<state>/``: the XR of ``examples/<claim>.yaml``, with the directory's
+    """The XR of ``tests/scenarios/status/<claim>-<state>/``: the XR of ``examples/<claim>.yaml``, with the directory's
     ``xr-overlay.json`` (e.g. ``spec.restart`` and the ``status.restart`` of the previous reconcile) merged in."""
-    xr = claim_to_xr(load_claim(REPO / "examples" / f"{example.name.rsplit('-', 1)[0]}.yaml"))
+    xr = claim_to_xr(load_claim(example_claim(example.name.rsplit("-", 1)[0])))
     overlay = example / "xr-overlay.json"
     return merged(xr, json.loads(overlay.read_text())) if overlay.exists() else xr

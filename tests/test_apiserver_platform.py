@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from test_apiserver_provider_crds import PROVIDER_KINDS, provider_crds
 from test_dynamo_platform import REFUSALS, _edit, claim
-from test_placement import PLACED, _render, platform_config
+from test_placement import PLACED, _render, read_operator_config
 
 from apiserver import Installed, ensure_namespace, install_crd, plural, resource_path
 from controlplane import APIError, ControlPlane
@@ -110,7 +110,7 @@ def test_a_managed_resource_missing_what_its_crds_cel_requires_is_refused(
 def test_the_objects_of_a_placed_graph_validate_against_provider_kubernetes_object_crd(
     provider_crds_installed: dict[str, str], control_plane: ControlPlane
 ) -> None:
-    objects = _render(PLACED, required=[platform_config()]).composed
+    objects = _render(PLACED, required=[read_operator_config()]).composed
     assert {o["kind"] for o in objects} == {"Object"}
     for obj in objects:
         _dry_run(control_plane, obj, provider_crds_installed)

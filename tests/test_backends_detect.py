@@ -1,4 +1,5 @@
-"""Backend detection, resolution and vLLM executor choice (reference §1.3, §2.4; upstream graph.go, backend_vllm.go,
+"""Backend detection, resolution and vLLM executor choice (docs/upstream/operator.md §1.3, §2.4; upstream graph.go,
+backend_vllm.go,
 featuregate/operator_origin.go)."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""SGLang multinode flags (reference §2.4, §6 case 2; upstream backend_sglang.go and backend_sglang_test.go)."""
+"""SGLang multinode flags (docs/upstream/operator.md §2.4, §6 case 2; upstream backend_sglang.go and
+backend_sglang_test.go)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Flag injection, shell quoting, multinode host/rank expressions and the wait-for-leader script
-(reference §1.2, §2.4; upstream utils.go, backend_sglang.go isPythonCommand, grove.go, lws.go, backend_vllm.go)."""
+(docs/upstream/operator.md §1.2, §2.4; upstream utils.go, backend_sglang.go isPythonCommand, grove.go, lws.go,
+backend_vllm.go)."""
 
 from __future__ import annotations
 

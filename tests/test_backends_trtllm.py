@@ -1,4 +1,5 @@
-"""TensorRT-LLM multinode over MPI/SSH (reference §2.4; upstream backend_trtllm.go and backend_trtllm_test.go)."""
+"""TensorRT-LLM multinode over MPI/SSH (docs/upstream/operator.md §2.4; upstream backend_trtllm.go and
+backend_trtllm_test.go)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ PROBES = {
     "readinessProbe": {"httpGet": {"path": "/health", "port": "system"}},
     "startupProbe": {"httpGet": {"path": "/live", "port": "system"}},
 }
-# reference §2.4: the fixed list, sorted together with the container's env names (incl. the OMPI variable)
+# docs/upstream/operator.md §2.4: the fixed list, sorted together with the container's env names (incl. the OMPI
+# variable)
 FORWARDED = (
     "-x CUDA_VISIBLE_DEVICES -x DYN_SYSTEM_PORT -x HF_DATASETS_CACHE -x HF_ENDPOINT -x HF_HOME -x HF_TOKEN -x HOME "
     "-x HUGGING_FACE_HUB_TOKEN -x LD_LIBRARY_PATH -x MODEL_PATH -x NCCL_DEBUG -x NCCL_IB_DISABLE -x NCCL_P2P_DISABLE "

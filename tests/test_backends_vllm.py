@@ -1,4 +1,5 @@
-"""vLLM multinode rewrites (reference §2.4, §6 cases 3 and 4; upstream backend_vllm.go and backend_vllm_test.go)."""
+"""vLLM multinode rewrites (docs/upstream/operator.md §2.4, §6 cases 3 and 4; upstream backend_vllm.go and
+backend_vllm_test.go)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def _apply(pod: dict[str, Any], role: MultinodeRole, executor: str = "ray") -> d
     return pod["containers"][1]
 
 
-# --- reference §6 case 3: ray, no origin annotation ---------------------------------------------------------------
+# --- docs/upstream/operator.md §6 case 3: ray, no origin annotation ---------------------------------------------------
 
 CASE3_ARGS = ["--custom-flag", "custom-value", "--tensor-parallel-size", "4", "--pipeline-parallel-size", "1"]
 
@@ -89,7 +90,7 @@ def test_ray_lws_worker() -> None:
     assert main["args"] == ["ray start --address=$(LWS_LEADER_ADDRESS):6379 --block"]
 
 
-# --- reference §6 case 4: mp (origin version >= 1.0.0), TP16 on 8 GPUs, 2 nodes ------------------------------------
+# --- docs/upstream/operator.md §6 case 4: mp (origin version >= 1.0.0), TP16 on 8 GPUs, 2 nodes -----------------------
 
 TP16 = ["-m", "dynamo.vllm", "--tensor-parallel-size", "16"]
 

@@ -1,5 +1,5 @@
 """DynamoCheckpoint: upstream's IDs, the checkpoint Job, the PodSnapshot of its pod, and the phase machine over
-observed state (reference checkpoint-gms-dgdr-model.md §1.3, §1.9, §2; dynamo-operator.md §4.3)."""
+observed state (docs/upstream/checkpoint-gms-dgdr-model.md §1.3, §1.9, §2; docs/upstream/operator.md §4.3)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import yaml
 from rendering import check_resource, render_xr
 
-from functions.api.operator_config import PLATFORM_REQUIREMENT
+from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import StepRequest, StepResponse
 from functions.kinds.checkpoint.checkpoint_step import POD_REQUIREMENT, dynamo_checkpoint
 from functions.kube.checkpoint_ids import dgd_checkpoint_id, go_json, identity_hash
@@ -23,7 +23,7 @@ from server import REPO
 from tooling import crank_render, regenerated, require_shared
 
 EXAMPLE = REPO / "examples" / "checkpoint" / "vllm-checkpoint.yaml"
-PLATFORM_FILE = REPO / "examples" / "platform" / "dynamo-platform.yaml"
+PLATFORM_FILE = REPO / "examples" / "operator-config.yaml"
 CLAIM = load_documents(EXAMPLE)[0]
 CKPT_ID = identity_hash(CLAIM["spec"]["identity"])
 JOB = f"checkpoint-job-{CKPT_ID}-1"
@@ -73,7 +73,7 @@ def test_go_json_escapes_html_characters_as_go_does() -> None:
 # --- the step over observed state --------------------------------------------------------------------------------
 
 
-def platform(**checkpoint: Any) -> dict[str, Any]:
+def operator_config(**checkpoint: Any) -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.crossplane.io/v1beta1",
         "kind": "EnvironmentConfig",
@@ -139,7 +139,7 @@ def run(
     if status:
         xr["status"] = status
     observed = {k: v for k, v in (("checkpoint-job", job), ("podsnapshot", snapshot)) if v is not None}
-    required = {PLATFORM_REQUIREMENT: [config or platform()], POD_REQUIREMENT: pods or []}
+    required = {OPERATOR_CONFIG_REQUIREMENT: [config or operator_config()], POD_REQUIREMENT: pods or []}
     return dynamo_checkpoint(
         StepRequest(input={}, observed_composite=xr, observed_resources=observed, required=required)
     )
@@ -150,7 +150,7 @@ def conditions(rsp: StepResponse) -> dict[str, tuple[str, str]]:
 
 
 def test_the_gate_off_composes_nothing_and_says_so() -> None:
-    rsp = run(config=platform(enabled=False))
+    rsp = run(config=operator_config(enabled=False))
     assert rsp.desired_resources == {}
     assert rsp.composite_status["phase"] == "Pending"
     assert rsp.composite_status["message"] == "checkpoint functionality is disabled in the operator configuration"
@@ -248,7 +248,7 @@ def test_a_written_checkpoint_id_wins_over_the_identity_hash() -> None:
 
 
 def job_of(claim: dict[str, Any] | None = None, **config: Any) -> dict[str, Any]:
-    return run(claim=claim, config=platform(**config)).desired_resources["checkpoint-job"].resource
+    return run(claim=claim, config=operator_config(**config)).desired_resources["checkpoint-job"].resource
 
 
 def main_of(job: dict[str, Any]) -> dict[str, Any]:
@@ -398,7 +398,7 @@ def test_bad_specs_are_fatal_naming_the_field(mutate: Any, message: str) -> None
 
 
 def test_unsupported_storage_is_fatal_naming_the_config_field() -> None:
-    rsp = run(config=platform(storage={"type": "nfs"}))
+    rsp = run(config=operator_config(storage={"type": "nfs"}))
     assert rsp.fatal
     assert "data.checkpoint.storage" in rsp.results[0].message or "storage.type" in rsp.results[0].message
 
@@ -433,9 +433,9 @@ def test_crank_renders_the_example_as_in_process(functions_file: Path, tmp_path:
     assert dump_documents([out.composite, *out.composed]) == theirs
 
 
-# --- the lifecycle states of examples/checkpoint-lifecycle --------------------------------------------------------
+# --- the lifecycle states of tests/scenarios/checkpoint-lifecycle -------------------------------------------------
 
-LIFECYCLE = REPO / "examples" / "checkpoint-lifecycle"
+LIFECYCLE = REPO / "tests" / "scenarios" / "checkpoint-lifecycle"
 STATES = {
     # state: (phase, composed kinds, XR ready)
     "pending": ("Pending", ["Job"], False),
@@ -501,7 +501,7 @@ def test_the_lifecycle_files_are_what_the_step_renders_today(tmp_path: Path) -> 
     """regenerate.py's output is committed: a step change that alters it must be reviewed and regenerated."""
     before, after = regenerated(LIFECYCLE, ("*.yaml", "*.json"))
     stale = [str(p.relative_to(REPO)) for p in before if before[p] != after.get(p)]
-    assert not stale, f"stale: {stale} (run examples/checkpoint-lifecycle/regenerate.py and review the diff)"
+    assert not stale, f"stale: {stale} (run tests/scenarios/checkpoint-lifecycle/regenerate.py and review the diff)"
 
 
 # --- a checkpoint with a GPU memory service ---------------------------------------------------------------------
@@ -544,7 +544,7 @@ def test_a_prepared_gms_checkpoint_counts_its_dra_gpus_for_the_wrapper() -> None
     claim = gms_claim()
     assert "gms-server" in [c["name"] for c in claim["spec"]["job"]["podTemplateSpec"]["spec"]["initContainers"]]
     xr = claim_to_xr(claim)
-    required = {PLATFORM_REQUIREMENT: [platform()], "checkpoint-rct-ckpt-worker-gpu": [rct(2)]}
+    required = {OPERATOR_CONFIG_REQUIREMENT: [operator_config()], "checkpoint-rct-ckpt-worker-gpu": [rct(2)]}
     rsp = dynamo_checkpoint(StepRequest(input={}, observed_composite=xr, required=required))
     assert rsp.requirements["checkpoint-rct-ckpt-worker-gpu"].match_name == "ckpt-worker-gpu"
     job = rsp.desired_resources["checkpoint-job"].resource

@@ -1,5 +1,5 @@
 """DGDs that start from a checkpoint: auto checkpoints, ``checkpointRef``, WaitForCheckpoint gating and restore
-shaping on both pathways (reference checkpoint-gms-dgdr-model.md §1.1-§1.7)."""
+shaping on both pathways (docs/upstream/checkpoint-gms-dgdr-model.md §1.1-§1.7)."""
 
 from __future__ import annotations
 
@@ -22,15 +22,15 @@ from server import REPO
 from tooling import crank_render, regenerated, require_shared
 
 AUTO = REPO / "examples" / "checkpoint" / "vllm-agg-auto-checkpoint.yaml"
-REF = REPO / "examples" / "checkpoint" / "vllm-disagg-checkpoint-ref.yaml"
+REF = REPO / "examples" / "v1alpha1" / "vllm-disagg-checkpoint-ref.yaml"
 REF_CHECKPOINT = REPO / "examples" / "checkpoint" / "vllm-checkpoint.yaml"
-PLATFORM_FILE = REPO / "examples" / "platform" / "dynamo-platform.yaml"
-STATES = REPO / "examples" / "checkpoint-graph"
+PLATFORM_FILE = REPO / "examples" / "operator-config.yaml"
+STATES = REPO / "tests" / "scenarios" / "checkpoint-graph"
 COMPOSITIONS = load_documents(REPO / "compositions")
 Obj = dict[str, Any]
 
 
-def platform(**checkpoint: Any) -> list[Obj]:
+def operator_config(**checkpoint: Any) -> list[Obj]:
     config = copy.deepcopy(load_documents(PLATFORM_FILE)[0])
     config["data"]["checkpoint"].update(checkpoint)
     return [config]
@@ -42,7 +42,7 @@ def xr_of(claim: Obj) -> Obj:
 
 def run(claim: Obj, observed: list[Obj] | None = None, required: list[Obj] | None = None) -> Any:
     xr = xr_of(claim)
-    return render(xr, find_composition(xr, COMPOSITIONS), observed or [], required or platform(), converge=False)
+    return render(xr, find_composition(xr, COMPOSITIONS), observed or [], required or operator_config(), converge=False)
 
 
 def auto_claim(**checkpoint: Any) -> Obj:
@@ -261,7 +261,7 @@ def test_immediate_runs_at_once_with_candidate_metadata_then_restores_once_ready
 
 
 def test_a_multinode_worker_waits_through_its_scaling_group() -> None:
-    claim = load_documents(REPO / "examples" / "sglang-multinode.yaml")[0]
+    claim = load_documents(REPO / "examples" / "v1alpha1" / "sglang-multinode.yaml")[0]
     worker = (
         next(c for c in claim["spec"]["components"] if c["type"] == "worker") if "components" in claim["spec"] else None
     )
@@ -280,7 +280,7 @@ def test_a_multinode_worker_waits_through_its_scaling_group() -> None:
 
 def test_the_gate_off_is_fatal_naming_the_component() -> None:
     with pytest.raises(Exception) as err:
-        run(load_documents(AUTO)[0], required=platform(enabled=False))
+        run(load_documents(AUTO)[0], required=operator_config(enabled=False))
     assert (
         "spec.components[1].experimental.checkpoint: component VllmWorker: checkpoint functionality is disabled"
         in str(err.value)
@@ -296,7 +296,7 @@ def test_checkpoint_with_failover_is_fatal_with_upstreams_message() -> None:
 
 def test_checkpoint_storage_misconfigured_is_fatal_naming_the_config_field() -> None:
     with pytest.raises(Exception, match=r"EnvironmentConfig/dynamo-platform data\.checkpoint\.storage"):
-        run(load_documents(AUTO)[0], required=platform(storage={"type": "pvc", "pvc": {"pvcName": "x"}}))
+        run(load_documents(AUTO)[0], required=operator_config(storage={"type": "pvc", "pvc": {"pvcName": "x"}}))
 
 
 # --- checkpointRef on the component pathway ----------------------------------------------------------------------
@@ -322,7 +322,7 @@ def test_a_missing_checkpoint_ref_is_fatal_naming_the_field() -> None:
 
 def test_the_dcd_names_the_checkpoint_and_its_deployment_restores_once_ready() -> None:
     claim = load_documents(REF)[0]
-    out = run(claim, required=[*platform(), ref_checkpoint("Creating")])
+    out = run(claim, required=[*operator_config(), ref_checkpoint("Creating")])
     dcd = decode_dcd(out)
     assert dcd["spec"]["checkpoint"] == {
         "checkpointRef": "qwen3-0-6b", "deletionPolicy": "Delete", "enabled": True, "startupPolicy": "Immediate",
@@ -334,7 +334,7 @@ def test_the_dcd_names_the_checkpoint_and_its_deployment_restores_once_ready() -
 
     composition = find_composition(dcd, COMPOSITIONS)
     for phase, restores in (("Creating", False), ("Ready", True)):
-        nested = render(dcd, composition, [], [*platform(), ref_checkpoint(phase)], converge=False)
+        nested = render(dcd, composition, [], [*operator_config(), ref_checkpoint(phase)], converge=False)
         (deployment,) = of_kind(nested, "Deployment")
         template = deployment["spec"]["template"]
         labels = template["metadata"]["labels"]
@@ -349,10 +349,10 @@ def test_the_dcd_names_the_checkpoint_and_its_deployment_restores_once_ready() -
 def test_wait_for_checkpoint_on_the_component_pathway_zeroes_the_dcd() -> None:
     claim = load_documents(REF)[0]
     claim["spec"]["services"]["VllmDecodeWorker"]["checkpoint"]["startupPolicy"] = "WaitForCheckpoint"
-    waiting = run(claim, required=[*platform(), ref_checkpoint("Creating")])
+    waiting = run(claim, required=[*operator_config(), ref_checkpoint("Creating")])
     assert decode_dcd(waiting)["spec"]["replicas"] == 0
     assert graph_ready(waiting)["message"] == "Waiting for checkpoints: VllmDecodeWorker (qwen3-0-6b)"
-    ready = run(claim, required=[*platform(), ref_checkpoint("Ready")])
+    ready = run(claim, required=[*operator_config(), ref_checkpoint("Ready")])
     assert decode_dcd(ready)["spec"]["replicas"] == 1
     assert "extraPodMetadata" not in decode_dcd(ready)["spec"], "no candidate metadata under WaitForCheckpoint"
 
@@ -376,16 +376,18 @@ def test_a_standalone_dcd_looks_a_legacy_identity_up_by_label() -> None:
     found["metadata"]["labels"] = {"nvidia.com/snapshot-checkpoint-id": ckpt_id}
     other = copy.deepcopy(found)
     other["metadata"].update(name="other", labels={"nvidia.com/snapshot-checkpoint-id": "another-id"})
-    assert not of_kind(render(xr, composition, [], [*platform(), other], converge=False), "Deployment")[0]["spec"][
-        "template"
-    ]["metadata"]["labels"].get("nvidia.com/snapshot-is-restore-target"), "only a checkpoint with its ID is found"
-    out = render(xr, composition, [], [*platform(), found], converge=False)
+    assert not of_kind(render(xr, composition, [], [*operator_config(), other], converge=False), "Deployment")[0][
+        "spec"
+    ]["template"]["metadata"]["labels"].get("nvidia.com/snapshot-is-restore-target"), (
+        "only a checkpoint with its ID is found"
+    )
+    out = render(xr, composition, [], [*operator_config(), found], converge=False)
     (deployment,) = of_kind(out, "Deployment")
     assert deployment["spec"]["template"]["metadata"]["labels"]["nvidia.com/snapshot-is-restore-target"] == "true"
     twice = copy.deepcopy(found)
     twice["metadata"]["name"] = "another"
     with pytest.raises(Exception, match="multiple checkpoints found for checkpoint ID"):
-        render(xr, composition, [], [*platform(), found, twice], converge=False)
+        render(xr, composition, [], [*operator_config(), found, twice], converge=False)
 
 
 # --- the example states -------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""DynamoComponentDeployment: the single-node Deployment path and its status (reference §1.4, §3.2, §3.3)."""
+"""DynamoComponentDeployment: the single-node Deployment path and its status (docs/upstream/operator.md §1.4, §3.2,
+§3.3)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from tooling import crank_render, require_shared
 
 DCD_EXAMPLES = sorted((REPO / "examples" / "dcd").glob("*.yaml"))
 WORKER = REPO / "examples" / "dcd" / "vllm-worker.yaml"
-FRONTEND = REPO / "examples" / "dcd" / "frontend-v1alpha1.yaml"
+FRONTEND = REPO / "examples" / "v1alpha1" / "dcd-frontend.yaml"
 
 
 def xr_of(path: Path) -> dict[str, Any]:
@@ -180,13 +181,13 @@ def test_multinode_renders_one_leaderworkerset_with_every_replica() -> None:
 def test_multinode_without_lws_is_a_deployment_as_upstream() -> None:
     xr = xr_of(WORKER)
     xr["spec"]["multinode"] = {"nodeCount": 2}
-    platform = {
+    operator_config = {
         "apiVersion": "apiextensions.crossplane.io/v1beta1",
         "kind": "EnvironmentConfig",
         "metadata": {"name": "dynamo-platform"},
         "data": {"orchestrators": {"lws": {"enabled": False}}},
     }
-    request = StepRequest(input={}, observed_composite=xr, required={"platform": [platform]})
+    request = StepRequest(input={}, observed_composite=xr, required={"platform": [operator_config]})
     rsp = component_deployment(request)
     assert not rsp.fatal, rsp.results
     assert rsp.desired_resources["deployment"].resource["kind"] == "Deployment"

@@ -1,5 +1,5 @@
 """The DGD's component pathway: nested DynamoComponentDeployments, their status, rolling update and restart
-(reference §1.1, §1.4, §3.2, §3.4, §3.5)."""
+(docs/upstream/operator.md §1.1, §1.4, §3.2, §3.4, §3.5)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from functions.tooling.pipeline import RenderError, render
 from server import REPO
 from tooling import crank_render
 
-EXAMPLE = REPO / "examples" / "vllm-disagg-no-grove.yaml"
+EXAMPLE = REPO / "examples" / "v1alpha1" / "vllm-disagg-no-grove.yaml"
 PLATFORM = {
     "apiVersion": "apiextensions.crossplane.io/v1beta1",
     "kind": "EnvironmentConfig",
@@ -149,7 +149,7 @@ def test_the_worker_hash_follows_pod_relevant_worker_fields_only() -> None:
     assert hash_of(lambda s: s["VllmPrefillWorker"]["extraPodSpec"]["mainContainer"].update(image="v2")) != base
 
 
-@pytest.mark.parametrize("path", [EXAMPLE, REPO / "examples" / "vllm-agg.yaml"], ids=["v1alpha1", "v1beta1"])
+@pytest.mark.parametrize("path", [EXAMPLE, REPO / "examples" / "dgd" / "vllm-agg.yaml"], ids=["v1alpha1", "v1beta1"])
 def test_nested_dcds_render_the_pods_grove_would(path: Path) -> None:
     """Each component's pod spec is the same whichever pathway renders it (only names differ)."""
     claim = load_claim(path)
@@ -166,11 +166,11 @@ def test_nested_dcds_render_the_pods_grove_would(path: Path) -> None:
 
 
 def test_multinode_without_lws_is_a_fatal_naming_the_component() -> None:
-    claim = without_grove(load_claim(REPO / "examples" / "sglang-multinode.yaml"))
-    platform = copy.deepcopy(PLATFORM)
-    platform["data"]["orchestrators"] = {"lws": {"enabled": False}}
+    claim = without_grove(load_claim(REPO / "examples" / "v1alpha1" / "sglang-multinode.yaml"))
+    operator_config = copy.deepcopy(PLATFORM)
+    operator_config["data"]["orchestrators"] = {"lws": {"enabled": False}}
     rsp = render_graph_deployment(
-        StepRequest(input={}, observed_composite=claim_to_xr(claim), required={"platform": [platform]})
+        StepRequest(input={}, observed_composite=claim_to_xr(claim), required={"platform": [operator_config]})
     )
     (result,) = rsp.results
     assert result.severity == "fatal"
@@ -178,7 +178,7 @@ def test_multinode_without_lws_is_a_fatal_naming_the_component() -> None:
 
 
 def test_multinode_with_lws_composes_one_leaderworkerset() -> None:
-    objects = rendered(without_grove(load_claim(REPO / "examples" / "sglang-multinode.yaml")))
+    objects = rendered(without_grove(load_claim(REPO / "examples" / "v1alpha1" / "sglang-multinode.yaml")))
     assert by_kind(objects, "ConfigMap")[0]["metadata"]["name"] == "sglang-multinode-wait-leader-script"
     worker = next(d for d in by_kind(objects, "XDynamoComponentDeployment") if "multinode" in d["spec"])
     nested = render_xr(worker)
@@ -378,7 +378,7 @@ def test_crank_agrees_on_a_ready_graph_and_a_rolling_update(functions_file: Path
 
 
 def test_an_observed_scaling_adapter_drives_the_dcd_replicas() -> None:
-    claim = without_grove(load_claim(REPO / "examples" / "vllm-autoscaled.yaml"))
+    claim = without_grove(load_claim(REPO / "examples" / "dgd" / "vllm-autoscaled.yaml"))
     xr = claim_to_xr(claim)
     first = render_step(xr, {})
     adapters = {k: r.resource for k, r in first.desired_resources.items() if k.startswith("scaling-adapter-")}
@@ -399,7 +399,7 @@ def test_an_observed_scaling_adapter_drives_the_dcd_replicas() -> None:
 
 
 def test_a_dcd_its_step_will_refuse_is_still_composed_and_reported_on_the_graph() -> None:
-    claim = without_grove(load_claim(REPO / "examples" / "sglang-multinode.yaml"))
+    claim = without_grove(load_claim(REPO / "examples" / "v1alpha1" / "sglang-multinode.yaml"))
     claim["spec"]["services"]["SglangWorker"]["extraPodSpec"]["mainContainer"] = {"image": "x"}  # no command, no args
     rsp = render_step(claim_to_xr(claim), {})
     (warning,) = rsp.results

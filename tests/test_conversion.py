@@ -1,4 +1,4 @@
-"""A v1alpha1 DGD and its v1beta1 conversion (reference §8) render the same resources."""
+"""A v1alpha1 DGD and its v1beta1 conversion (docs/upstream/operator.md §8) render the same resources."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from corpus import corpus_dgds
 from functions.api.conversion import v1alpha1_to_v1beta1
 from functions.api.graph import SpecError
 from functions.api.normalise import graph_from_xr
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.kinds.graph.graph_render_step import render_graph
 from functions.tooling.manifests import claim_to_xr
 
@@ -22,7 +22,7 @@ def render(doc: dict[str, Any]) -> dict[str, dict[str, Any]] | str:
     doc = yaml.safe_load(yaml.safe_dump(doc))
     doc.setdefault("metadata", {})["namespace"] = "conv"
     try:
-        return render_graph(graph_from_xr(claim_to_xr(doc)), PlatformConfig())
+        return render_graph(graph_from_xr(claim_to_xr(doc)), OperatorConfig())
     except SpecError as err:
         return str(err).replace("spec.services.", "").replace("spec.components", "")
 

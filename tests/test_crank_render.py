@@ -20,7 +20,7 @@ from tooling import crank_render
 COMPOSITIONS = REPO / "compositions"
 
 
-PLATFORM = REPO / "examples" / "platform" / "dynamo-platform.yaml"
+PLATFORM = REPO / "examples" / "operator-config.yaml"
 
 
 @pytest.mark.parametrize("with_platform", [False, True], ids=["defaults", "platform-config"])
@@ -75,3 +75,4 @@ def test_the_converged_preview_is_what_a_second_crank_reconcile_adds(
     kinds = {d["kind"] for d in first}
     if "Role" in kinds:  # the discovery RoleBinding waits for its Role
         assert "RoleBinding" not in kinds and [d["kind"] for d in added.values()] == ["RoleBinding"]
+

@@ -19,6 +19,7 @@ import yaml
 from apiserver import derived_crds, ensure_namespace, resource_path
 from apiserver import plural as plural_of
 from controlplane import APIError
+from corpus import EXAMPLE_CLAIMS, examples_of_kind
 from crossplane_core import Crossplane
 from functions.tooling.manifests import find_composition, load_documents
 from functions.tooling.pipeline import RenderOutput, render, render_nested
@@ -27,10 +28,7 @@ from functions.tooling.render import admitted_xr
 REPO = Path(__file__).resolve().parents[1]
 SYNC_SECONDS = 90.0
 CLAIMS = sorted(
-    p
-    for p in [*REPO.glob("examples/*.yaml"), *REPO.glob("examples/dcd/*.yaml"), *REPO.glob("examples/scaling/*.yaml")]
-    if p.name != "functions.yaml"
-    and (next(yaml.safe_load_all(p.read_text()), None) or {}).get("kind", "").startswith("Dynamo")  # claims, not XRs
+    p for p in [*EXAMPLE_CLAIMS, *examples_of_kind("DynamoComponentDeployment", "DynamoGraphDeploymentScalingAdapter")]
 )
 COMPOSITE_LABEL = "crossplane.io/composite"
 

@@ -15,6 +15,7 @@ import yaml
 
 from apiserver import ensure_namespace, resource_path
 from controlplane import APIError, ControlPlane
+from corpus import example_claim
 from crossplane_core import Crossplane
 from functions.contract import StepRequest
 from functions.kinds.graph.graph_render_step import render_graph_deployment
@@ -28,7 +29,7 @@ SECONDS = 90.0
 def _apply(cp: ControlPlane, example: str, namespace: str) -> tuple[dict[str, Any], str]:
     """The example claim applied in ``namespace``; (claim, its path)."""
     ensure_namespace(cp.client, namespace)
-    claim = yaml.safe_load((REPO / "examples" / example).read_text())
+    claim = yaml.safe_load((example_claim(example.removesuffix(".yaml"))).read_text())
     claim["metadata"]["namespace"] = namespace
     version = claim["apiVersion"].split("/")[1]
     collection = resource_path("nvidia.com", version, "dynamographdeployments", namespace)

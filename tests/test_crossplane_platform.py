@@ -31,7 +31,7 @@ from server import REPO
 from test_crossplane_e2e import api_plurals
 from test_crossplane_status import _write_status
 
-EXAMPLES = REPO / "examples" / "dynamo-platform"
+EXAMPLES = REPO / "examples" / "platform"
 SECONDS = 120.0
 PLATFORM_LABEL = "nvidia.com/dynamo-platform"
 ENVIRONMENT_CONFIGS = "/apis/apiextensions.crossplane.io/v1beta1/environmentconfigs"

@@ -1,4 +1,4 @@
-"""Status for real: the examples/status scenarios played on a real Crossplane.
+"""Status for real: the tests/scenarios/status scenarios played on a real Crossplane.
 
 The test plays the controllers this package does not run, from each scenario's files: Grove (the
 PodCliques and PodCliqueScalingGroups of ``required.yaml``, created owned by the real PodCliqueSet, and
@@ -20,12 +20,13 @@ import yaml
 
 from apiserver import ensure_namespace, resource_path
 from controlplane import APIError, ControlPlane
+from corpus import example_claim
 from crossplane_core import Crossplane
 from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
 from functions.tooling.pipeline import render
 
 REPO = Path(__file__).resolve().parents[1]
-STATUS = REPO / "examples" / "status"
+STATUS = REPO / "tests" / "scenarios" / "status"
 SETTLE_SECONDS = 90.0
 # Scenarios whose state a test can reach by playing controllers (no xr-overlay: the others need an XR
 # status written by an earlier reconcile, which only their history gives).
@@ -35,7 +36,7 @@ SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "m
 
 
 def _claim(scenario: str, namespace: str) -> dict[str, Any]:
-    claim = yaml.safe_load((REPO / "examples" / f"{scenario.rsplit('-', 1)[0]}.yaml").read_text())
+    claim = yaml.safe_load((example_claim(scenario.rsplit("-", 1)[0])).read_text())
     claim["metadata"]["namespace"] = namespace
     return claim
 

@@ -27,19 +27,19 @@ from functions.tooling.manifests import claim_to_xr, load_documents
 from server import REPO, serving
 
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
-XR = claim_to_xr(load_claim(REPO / "examples" / "sglang-multinode.yaml"))
-(PLATFORM,) = load_documents(REPO / "examples" / "platform" / "dynamo-platform.yaml")
+XR = claim_to_xr(load_claim(REPO / "examples" / "v1alpha1" / "sglang-multinode.yaml"))
+(PLATFORM,) = load_documents(REPO / "examples" / "operator-config.yaml")
 DEADLINE_SECONDS = 10
 SEQUENTIAL = 1000
 CONCURRENT = 100
 
 
-def request(xr: dict[str, Any] = XR, platform: dict[str, Any] = PLATFORM) -> fnv1.RunFunctionRequest:
+def request(xr: dict[str, Any] = XR, operator_config: dict[str, Any] = PLATFORM) -> fnv1.RunFunctionRequest:
     req = fnv1.RunFunctionRequest()
     req.meta.tag = "determinism"
     req.observed.composite.resource.update(xr)
     req.input.update(INPUT)
-    req.required_resources["platform"].items.add().resource.update(platform)
+    req.required_resources["platform"].items.add().resource.update(operator_config)
     return req
 
 
@@ -169,7 +169,7 @@ def test_sequential_repeats_are_byte_identical(stub: grpcv1.FunctionRunnerServic
 
 def test_fresh_requests_are_byte_identical(stub: grpcv1.FunctionRunnerServiceStub, reference: bytes) -> None:
     """A request rebuilt from scratch (new message objects, re-read example) gets the same bytes."""
-    xr = claim_to_xr(load_claim(REPO / "examples" / "sglang-multinode.yaml"))
+    xr = claim_to_xr(load_claim(REPO / "examples" / "v1alpha1" / "sglang-multinode.yaml"))
     for _ in range(20):
         assert_identical(reference, run(stub, request(xr)), "rebuilt request")
 

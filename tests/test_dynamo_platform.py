@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.tooling.manifests import dump_documents, find_composition, load_documents
 from functions.tooling.pipeline import RenderError, render
 from functions.tooling.render import Refused, admitted_xr
@@ -23,7 +23,7 @@ from server import REPO
 from tooling import crank_render_objects
 
 Obj = dict[str, Any]
-EXAMPLES = REPO / "examples" / "dynamo-platform"
+EXAMPLES = REPO / "examples" / "platform"
 COMPOSITIONS = load_documents(REPO / "compositions")
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
 
@@ -232,14 +232,14 @@ def test_aks_gpu_pools_are_named_by_their_pool_name_and_install_the_driver() -> 
 
 def test_the_environment_config_is_a_platform_config_for_what_was_installed() -> None:
     data = _preview("gcp")["environmentconfig"]["data"]
-    config = PlatformConfig.model_validate(data)
+    config = OperatorConfig.model_validate(data)
     assert config.lws_enabled and not config.kai_enabled and config.orchestrators.volcanoScheduler.enabled
     assert config.infrastructure.natsAddress == "nats://nats.dynamo-system.svc.cluster.local:4222"
     assert data["cluster"] == {"platform": "gpu-europe", "namespace": "platform", "cloud": "gcp",
                                "region": "europe-west4"}  # fmt: skip
-    azure = PlatformConfig.model_validate(_preview("azure")["environmentconfig"]["data"])
+    azure = OperatorConfig.model_validate(_preview("azure")["environmentconfig"]["data"])
     assert azure.ingress.virtualServiceGateway == "istio-system/dynamo-gateway", "spec.config is written over it"
-    assert PlatformConfig.model_validate(_preview("existing")["environmentconfig"]["data"]).checkpoint.enabled
+    assert OperatorConfig.model_validate(_preview("existing")["environmentconfig"]["data"]).checkpoint.enabled
 
 
 def test_releases_name_their_helm_release_and_reach_the_cluster_through_the_platforms_provider_config() -> None:

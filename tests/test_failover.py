@@ -1,5 +1,5 @@
 """Intra-pod active/passive failover: ``main`` becomes ``engine-0`` and ``engine-1`` on the GPU memory service, and
-upstream's rules (reference checkpoint-gms-dgdr-model.md §3.2, §3.5)."""
+upstream's rules (docs/upstream/checkpoint-gms-dgdr-model.md §3.2, §3.5)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Labels and annotations as upstream HEAD renders them where no golden scenario checks them: the worker class
-of graphs with an EPP (fidelity-at-head §9), component Services (§12) and Deployments (§13)."""
+of graphs with an EPP (docs/upstream/at-head.md §9), component Services (§12) and Deployments (§13)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from functions.tooling.manifests import claim_to_xr, load_documents
 from server import REPO
 
 CLASS = "nvidia.com/dynamo-component-class"
-GAIE = load_documents(REPO / "examples" / "vllm-gaie.yaml")[0]
-AGG = load_documents(REPO / "examples" / "vllm-agg.yaml")[0]
+GAIE = load_documents(REPO / "examples" / "v1alpha1" / "vllm-gaie.yaml")[0]
+AGG = load_documents(REPO / "examples" / "dgd" / "vllm-agg.yaml")[0]
 
 
 def of_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

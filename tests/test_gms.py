@@ -1,6 +1,6 @@
 """The intra-pod GPU Memory Service: the ResourceClaimTemplate, the ``gms-server`` sidecar and client wiring on
 both pathways, upstream's rules, and checkpoints taken and restored with it (reference
-checkpoint-gms-dgdr-model.md §1.3, §1.4, §1.7, §3.2-§3.4)."""
+docs/upstream/checkpoint-gms-dgdr-model.md §1.3, §1.4, §1.7, §3.2-§3.4)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from functions.tooling.render import admitted_xr
 from server import REPO
 
 COMPOSITIONS = load_documents(REPO / "compositions")
-PLATFORM = load_documents(REPO / "examples" / "platform" / "dynamo-platform.yaml")
+PLATFORM = load_documents(REPO / "examples" / "operator-config.yaml")
 Obj = dict[str, Any]
 
 
@@ -138,10 +138,10 @@ def test_a_standalone_dcd_composes_its_own_claim_template() -> None:
     ids=["dra-off", "frontend", "no-gpus", "unknown-client"],
 )  # fmt: skip
 def test_upstreams_rules_are_fatal_naming_the_field(change: Any, message: str) -> None:
-    claim, platform = graph(), copy.deepcopy(PLATFORM)
-    change(claim, platform)
+    claim, operator_config = graph(), copy.deepcopy(PLATFORM)
+    change(claim, operator_config)
     with pytest.raises(RenderError, match=r"spec\.components\[0\]\.experimental\.gpuMemoryService") as err:
-        run(claim, required=platform)
+        run(claim, required=operator_config)
     assert message in str(err.value)
 
 

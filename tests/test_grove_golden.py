@@ -1,15 +1,16 @@
-"""Upstream's own expected PodCliqueSets (reference §6, graph_test.go cases), asserted field by field."""
+"""Upstream's own expected PodCliqueSets (docs/upstream/operator.md §6, graph_test.go cases), asserted field by
+field."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from functions.api.normalise import graph_from_xr
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.kinds.graph.graph_render_step import render_graph
 from functions.tooling.manifests import claim_to_xr
 
-PLATFORM = PlatformConfig.model_validate(
+PLATFORM = OperatorConfig.model_validate(
     {"infrastructure": {"natsAddress": "nats-address", "etcdAddress": "etcd-address"}}
 )
 

@@ -127,7 +127,8 @@ from functions.tooling.manifests import CLAIM_KINDS, claim_to_xr, find_compositi
 from functions.tooling.pipeline import render
 repo = Path(sys.argv[1])
 compositions = load_documents(repo / "compositions")
-platform = load_documents(repo / "examples" / "checkpoint-graph" / "ref-ready" / "required.yaml")  # and a checkpoint
+# the operator config with checkpoints on, and a checkpoint
+platform = load_documents(repo / "tests" / "scenarios" / "checkpoint-graph" / "ref-ready" / "required.yaml")
 for path in sorted((repo / "examples").rglob("*.yaml")):
     for doc in load_documents(path):
         if doc.get("kind") in CLAIM_KINDS:
@@ -159,7 +160,7 @@ def _certs(directory: Path) -> Path:
 
 
 def _request() -> fnv1.RunFunctionRequest:
-    claim = load_documents(REPO / "examples" / "vllm-agg.yaml")[0]
+    claim = load_documents(REPO / "examples" / "dgd" / "vllm-agg.yaml")[0]
     req = fnv1.RunFunctionRequest()
     req.meta.tag = "image-test"
     req.observed.composite.resource.update(claim_to_xr(claim))

@@ -1,4 +1,5 @@
-"""The LeaderWorkerSet pathway of a multinode DCD and its status (reference §1.2, §1.4, §2.4, §3.2, §3.3).
+"""The LeaderWorkerSet pathway of a multinode DCD and its status (docs/upstream/operator.md §1.2, §1.4, §2.4, §3.2,
+§3.3).
 
 Components are built from v1alpha1 service dicts (and one v1beta1 component) straight through the API models, so
 these tests do not depend on the DCD step accepting ``spec.multinode``.
@@ -17,7 +18,7 @@ from functions.api import v1alpha1, v1beta1
 from functions.api.from_v1alpha1 import component_from_service
 from functions.api.from_v1beta1 import component_from_v1beta1
 from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.kube import backends
 from functions.kube.labels import BASE_MODEL_HASH, RESTART_AT, SELECTOR, model_hash
 from functions.kube.lws import (
@@ -85,12 +86,14 @@ def render_component(
     backend: str | None = "vllm",
     shape: str = "v1alpha1",
     xr_labels: dict[str, Any] | None = None,
-    platform: dict[str, Any] | None = None,
+    operator_config: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     graph = Graph(name=DCD, namespace=NS, shape=shape, components=(component,), backend_framework=backend)
     main = next(c for c in component.pod_template["spec"]["containers"] if c.get("name") == MAIN_CONTAINER)
     resolved = backends.resolve_backend(component.component_type, main, backend)
-    ctx = PodContext(graph=graph, platform=PlatformConfig.model_validate(platform or {}), backend=resolved)
+    ctx = PodContext(
+        graph=graph, operator_config=OperatorConfig.model_validate(operator_config or {}), backend=resolved
+    )
     return render_leaderworkersets(ctx, component, DCD, xr_labels or {})
 
 
@@ -179,7 +182,7 @@ def test_pod_templates_role_labels_the_users_scheduler_and_no_selector(role: str
     )
     spec["extraPodSpec"]["schedulerName"] = "my-scheduler"
     kai = {"orchestrators": {"kaiScheduler": {"enabled": True}}}
-    out = render(spec, xr_labels={"crossplane.io/composite": "x"}, platform=kai)
+    out = render(spec, xr_labels={"crossplane.io/composite": "x"}, operator_config=kai)
     tpl = template(out, role)
     labels = tpl["metadata"]["labels"]
     assert labels[ROLE_LABEL] == role

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from functions.api.normalise import graph_from_xr
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.kinds.graph.graph_render_step import render_graph
 from functions.tooling.validation import load_crds, validate_object
 from tooling import require_crds
@@ -44,7 +44,7 @@ def check_valid(obj: dict[str, Any], crds: dict) -> None:
 
 
 def render(
-    services: dict[str, Any], platform: dict[str, Any] | None = None, name: str = "g"
+    services: dict[str, Any], operator_config: dict[str, Any] | None = None, name: str = "g"
 ) -> dict[str, dict[str, Any]]:
     claim = {
         "apiVersion": "nvidia.com/v1alpha1",
@@ -52,7 +52,7 @@ def render(
         "metadata": {"name": name, "namespace": NS},
         "spec": {"services": services},
     }
-    return render_graph(graph_from_xr(claim), PlatformConfig.model_validate(platform or {}))
+    return render_graph(graph_from_xr(claim), OperatorConfig.model_validate(operator_config or {}))
 
 
 def mesh(out: dict[str, dict[str, Any]], crds: dict) -> dict[str, dict[str, Any]]:
@@ -219,11 +219,11 @@ INGRESS_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("services", "platform", "expected"), INGRESS_CASES)
+@pytest.mark.parametrize(("services", "operator_config", "expected"), INGRESS_CASES)
 def test_frontend_ingress_and_virtual_service(
-    services: dict[str, Any], platform: dict[str, Any], expected: dict[str, Any], crds: dict
+    services: dict[str, Any], operator_config: dict[str, Any], expected: dict[str, Any], crds: dict
 ) -> None:
-    assert mesh(render(services, platform), crds) == expected
+    assert mesh(render(services, operator_config), crds) == expected
 
 
 def test_dotted_graph_name_routes_to_the_service_name() -> None:
@@ -380,9 +380,11 @@ EPP_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("services", "platform", "expected"), EPP_CASES)
-def test_epp_objects(services: dict[str, Any], platform: dict[str, Any], expected: dict[str, Any], crds: dict) -> None:
-    assert mesh(render(services, platform), crds) == expected
+@pytest.mark.parametrize(("services", "operator_config", "expected"), EPP_CASES)
+def test_epp_objects(
+    services: dict[str, Any], operator_config: dict[str, Any], expected: dict[str, Any], crds: dict
+) -> None:
+    assert mesh(render(services, operator_config), crds) == expected
 
 
 def test_epp_config_yaml_is_the_endpoint_picker_config() -> None:
@@ -439,7 +441,7 @@ def test_v1beta1_epp_renders_the_same_objects() -> None:
             ]
         },
     }
-    out = render_graph(graph_from_xr(claim), PlatformConfig.model_validate({"serviceMesh": ISTIO}))
+    out = render_graph(graph_from_xr(claim), OperatorConfig.model_validate({"serviceMesh": ISTIO}))
     assert out["epp-configmap"] == EPP_CONFIG_MAP
     assert out["inferencepool"] == inference_pool()
     assert out["destinationrule-epp"] == destination_rule(mode="SIMPLE", insecureSkipVerify=True)
@@ -452,13 +454,16 @@ def test_v1beta1_frontend_gets_the_platform_default_ingress() -> None:
         "metadata": {"name": "g", "namespace": NS},
         "spec": {"components": [{"name": "Frontend", "type": "frontend"}]},
     }
-    out = render_graph(graph_from_xr(claim), PlatformConfig.model_validate(CLASS_ONLY))
+    out = render_graph(graph_from_xr(claim), OperatorConfig.model_validate(CLASS_ONLY))
     assert out["ingress-frontend"] == ingress("g-frontend", "g.local", "nginx")
 
 
 def test_composed_resource_names_are_sorted_and_stable() -> None:
-    platform = {"ingress": {"controllerClassName": "nginx", "virtualServiceGateway": GATEWAY}, "serviceMesh": ISTIO}
-    out = render({**frontend(), **epp()}, platform)
+    operator_config = {
+        "ingress": {"controllerClassName": "nginx", "virtualServiceGateway": GATEWAY},
+        "serviceMesh": ISTIO,
+    }
+    out = render({**frontend(), **epp()}, operator_config)
     assert list(out) == sorted(out)
     assert {
         "ingress-frontend",
@@ -467,4 +472,4 @@ def test_composed_resource_names_are_sorted_and_stable() -> None:
         "inferencepool",
         "destinationrule-epp",
     } <= set(out)
-    assert render({**frontend(), **epp()}, platform) == out
+    assert render({**frontend(), **epp()}, operator_config) == out

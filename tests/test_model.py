@@ -1,5 +1,5 @@
 """DynamoModel: endpoints from the base model's EndpointSlices, the LoRA load Job and its results, conditions as
-upstream's (reference checkpoint-gms-dgdr-model.md §5; dynamo-operator.md §4.4, §5.5)."""
+upstream's (docs/upstream/checkpoint-gms-dgdr-model.md §5; docs/upstream/operator.md §4.4, §5.5)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from tooling import crank_render, regenerated
 
 BASE = REPO / "examples" / "model" / "qwen3-base.yaml"
 LORA = REPO / "examples" / "model" / "qwen3-lora.yaml"
-STATES = REPO / "examples" / "model-states"
+STATES = REPO / "tests" / "scenarios" / "model-states"
 COMPOSITIONS = load_documents(REPO / "compositions")
 Obj = dict[str, Any]
 
@@ -234,7 +234,7 @@ def test_crank_renders_each_state_as_in_process(name: str, claim: Path, function
 
 def test_the_states_are_what_the_step_renders_today() -> None:
     before, after = regenerated(STATES)
-    assert before == after, "stale: run examples/model-states/regenerate.py and review the diff"
+    assert before == after, "stale: run tests/scenarios/model-states/regenerate.py and review the diff"
 
 
 def test_the_model_service_the_dgd_composes_carries_the_hash_the_model_selects() -> None:

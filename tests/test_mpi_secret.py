@@ -1,5 +1,5 @@
 """The MPI SSH Secret of TRT-LLM multinode pods: copied from the platform's source Secret, or looked up, and
-reported in the ``MPISSHSecretReady`` condition (fidelity-at-head §15, issue 12 Deliver 3)."""
+reported in the ``MPISSHSecretReady`` condition (docs/upstream/at-head.md §15, issue 12 Deliver 3)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from rendering import render_xr
 
-from functions.api.operator_config import PLATFORM_REQUIREMENT
+from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import StepRequest, StepResponse
 from functions.kinds.graph.graph_render_step import render_graph_deployment
 from functions.kube.mpi_secret import CONDITION, REQUIREMENT, RESOURCE, ssh_secret_name
 from functions.tooling.manifests import claim_to_xr, load_documents
 from server import REPO
 
-CLAIM = load_documents(REPO / "examples" / "trtllm-multinode.yaml")[0]
+CLAIM = load_documents(REPO / "examples" / "v1alpha1" / "trtllm-multinode.yaml")[0]
 KEY_DATA = {"private.key": "cHJpdmF0ZQ==", "private.key.pub": "cHVibGlj"}
 SOURCE = {
     "apiVersion": "v1",
@@ -27,7 +27,7 @@ SOURCE = {
 }
 
 
-def platform(mpi: dict[str, Any]) -> dict[str, Any]:
+def operator_config(mpi: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.crossplane.io/v1beta1",
         "kind": "EnvironmentConfig",
@@ -37,7 +37,7 @@ def platform(mpi: dict[str, Any]) -> dict[str, Any]:
 
 
 def step(claim: dict[str, Any], mpi: dict[str, Any], secrets: list[dict[str, Any]]) -> StepResponse:
-    required = {PLATFORM_REQUIREMENT: [platform(mpi)], REQUIREMENT: secrets}
+    required = {OPERATOR_CONFIG_REQUIREMENT: [operator_config(mpi)], REQUIREMENT: secrets}
     rsp = render_graph_deployment(StepRequest(input={}, observed_composite=claim_to_xr(claim), required=required))
     assert not rsp.fatal, rsp.results
     return rsp
@@ -105,7 +105,7 @@ def test_without_a_source_the_pods_mount_the_hand_made_secret_which_is_looked_up
 
 
 def test_graphs_without_trtllm_multinode_neither_read_nor_report_it() -> None:
-    claim = load_documents(REPO / "examples" / "vllm-agg.yaml")[0]
+    claim = load_documents(REPO / "examples" / "dgd" / "vllm-agg.yaml")[0]
     rsp = step(claim, COPY, [SOURCE])
     assert REQUIREMENT not in rsp.requirements
     assert RESOURCE not in rsp.desired_resources
@@ -113,9 +113,9 @@ def test_graphs_without_trtllm_multinode_neither_read_nor_report_it() -> None:
 
 
 def test_a_long_graph_name_keeps_the_copy_a_valid_volume_name() -> None:
-    from functions.api.operator_config import PlatformConfig
+    from functions.api.operator_config import OperatorConfig
 
-    name = ssh_secret_name("g" * 60, PlatformConfig.model_validate({"mpi": COPY}))
+    name = ssh_secret_name("g" * 60, OperatorConfig.model_validate({"mpi": COPY}))
     assert len(name) == 63
     assert name.startswith("g" * 40)
 
@@ -125,7 +125,7 @@ def test_the_pipeline_copies_it_on_both_pathways(grove: bool) -> None:
     claim = copy.deepcopy(CLAIM)
     if not grove:
         claim["metadata"].setdefault("annotations", {})["nvidia.com/enable-grove"] = "false"
-    required = [platform(COPY), SOURCE]
+    required = [operator_config(COPY), SOURCE]
     objects = render_xr(claim_to_xr(claim), required=required)
     secrets = [o for o in objects if o["kind"] == "Secret"]
     assert [s["metadata"]["name"] for s in secrets] == ["trtllm-multinode-mpi-run-ssh-secret"]

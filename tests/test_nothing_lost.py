@@ -21,7 +21,7 @@ from functions.tooling.pipeline import RESOURCE_NAME_ANNOTATION, RenderError, re
 from server import REPO, serving
 
 RENDER_INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
-CLAIM = load_documents(REPO / "examples" / "vllm-disagg.yaml")[0]
+CLAIM = load_documents(REPO / "examples" / "v1alpha1" / "vllm-disagg.yaml")[0]
 
 BAD_UPDATES = {
     "annotation": (

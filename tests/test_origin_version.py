@@ -1,5 +1,5 @@
 """The DGD's operator origin version: decided once, kept in the XR status, stamped where upstream stamps it, and
-read by the vLLM multiprocessing gate (fidelity-at-head §3, issue 12 Deliver 2)."""
+read by the vLLM multiprocessing gate (docs/upstream/at-head.md §3, issue 12 Deliver 2)."""
 
 from __future__ import annotations
 

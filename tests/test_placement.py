@@ -19,9 +19,9 @@ from tooling import crank_render_objects
 
 Obj = dict[str, Any]
 COMPOSITIONS = load_documents(REPO / "compositions")
-PLACED = REPO / "examples" / "dynamo-platform" / "vllm-agg-placed.yaml"
-LOCAL = REPO / "examples" / "vllm-agg.yaml"
-PLATFORM = REPO / "examples" / "dynamo-platform" / "aws.yaml"
+PLACED = REPO / "examples" / "platform" / "vllm-agg-placed.yaml"
+LOCAL = REPO / "examples" / "dgd" / "vllm-agg.yaml"
+PLATFORM = REPO / "examples" / "platform" / "aws.yaml"
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
 
 
@@ -31,7 +31,7 @@ def _render(path: Any, observed: list[Obj] | None = None, required: list[Obj] | 
     return render(xr, find_composition(xr, COMPOSITIONS), observed or [], required or [], converge=converge)
 
 
-def platform_config(name: str | None = None) -> Obj:
+def read_operator_config(name: str | None = None) -> Obj:
     """The EnvironmentConfig the DynamoPlatform gpu-east writes (its preview), renamed when ``name`` is given."""
     config = next(o for o in _render(PLATFORM).composed if o["kind"] == "EnvironmentConfig")
     config = {k: v for k, v in config.items() if k in ("apiVersion", "kind", "data")} | {
@@ -58,8 +58,8 @@ def _without_crossplane_metadata(obj: Obj) -> Obj:
 
 
 def test_a_placed_graph_composes_what_a_local_one_does_each_inside_an_object() -> None:
-    local = by_key(_render(LOCAL, required=[platform_config("dynamo-platform")]))
-    placed = by_key(_render(PLACED, required=[platform_config()]))
+    local = by_key(_render(LOCAL, required=[read_operator_config("dynamo-platform")]))
+    placed = by_key(_render(PLACED, required=[read_operator_config()]))
     assert set(local) <= set(placed)
     for key, obj in local.items():
         wrapper = placed[key]
@@ -81,7 +81,7 @@ def test_a_placed_graph_composes_what_a_local_one_does_each_inside_an_object() -
 
 
 def test_a_placed_graph_is_rendered_with_its_platforms_configuration() -> None:
-    placed = by_key(_render(PLACED, required=[platform_config()]))
+    placed = by_key(_render(PLACED, required=[read_operator_config()]))
     pcs = placed["podcliqueset"]["spec"]["forProvider"]["manifest"]
     env = {e["name"]: e.get("value") for c in pcs["spec"]["template"]["cliques"]
            for e in c["spec"]["podSpec"]["containers"][0].get("env") or []}  # fmt: skip
@@ -139,7 +139,7 @@ def _played(out: Any, ready_cliques: bool) -> list[Obj]:
 
 @pytest.mark.parametrize("ready_cliques", [True, False])
 def test_the_status_is_read_from_the_objects_observed_manifests(ready_cliques: bool) -> None:
-    required = [platform_config()]
+    required = [read_operator_config()]
     out = _render(PLACED, required=required, converge=False)
     for _ in range(2):  # the discovery RoleBinding follows its Role one reconcile later
         out = _render(PLACED, _played(out, ready_cliques), required, converge=False)
@@ -157,9 +157,9 @@ def test_an_unannotated_graph_is_not_placed() -> None:
 
 
 def test_on_the_component_pathway_the_component_deployments_stay_here_and_place_their_own_objects() -> None:
-    doc = load_documents(REPO / "examples" / "vllm-disagg-no-grove.yaml")[0]
+    doc = load_documents(REPO / "examples" / "v1alpha1" / "vllm-disagg-no-grove.yaml")[0]
     doc["metadata"]["annotations"]["nvidia.com/dynamo-platform"] = "gpu-east"
-    required = [platform_config()]
+    required = [read_operator_config()]
     dcds = [o for o in _render(doc, required=required).composed if o["kind"] == "XDynamoComponentDeployment"]
     assert len(dcds) == 3
     assert all(d["metadata"]["annotations"]["nvidia.com/dynamo-platform"] == "gpu-east" for d in dcds)
@@ -174,7 +174,7 @@ def test_on_the_component_pathway_the_component_deployments_stay_here_and_place_
 def test_crank_renders_a_placed_graph_as_the_in_process_pipeline_does(functions_file: Path, tmp_path: Path) -> None:
     xr = admitted_xr(load_documents(PLACED)[0], "dynamo-demo", "Strict")
     composition = find_composition(xr, COMPOSITIONS)
-    required = [platform_config()]
+    required = [read_operator_config()]
     theirs = crank_render_objects(tmp_path, functions_file, xr, composition, required)
     out = render(xr, composition, required=required, converge=False)
     assert dump_documents([out.composite, *out.composed]) == theirs
@@ -185,7 +185,7 @@ def test_crank_renders_a_placed_graph_as_the_in_process_pipeline_does(functions_
 def test_a_placed_graph_with_checkpoints_is_refused_naming_the_annotation(example: str) -> None:
     doc = load_documents(REPO / "examples" / "checkpoint" / example)[0]
     doc["metadata"].setdefault("annotations", {})["nvidia.com/dynamo-platform"] = "gpu-east"
-    config = platform_config()
+    config = read_operator_config()
     config["data"]["checkpoint"] = {"enabled": True, "storage": {"pvc": {"pvcName": "snap", "basePath": "/ckpt"}}}
     with pytest.raises(RenderError, match=r"metadata.annotations\[nvidia.com/dynamo-platform\]: a graph placed on a "
                        r"DynamoPlatform cannot use DynamoCheckpoints yet"):  # fmt: skip

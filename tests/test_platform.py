@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from functions.api.normalise import graph_from_xr
-from functions.api.operator_config import PlatformConfig, PlatformConfigError, platform_config
+from functions.api.operator_config import OperatorConfig, OperatorConfigError, read_operator_config
 from functions.contract import StepRequest
 from functions.kinds.graph.graph_render_step import render_graph, render_graph_deployment
 from functions.tooling.manifests import claim_to_xr
@@ -26,12 +26,12 @@ def env_config(data: dict[str, Any], name: str = "dynamo-platform") -> dict[str,
 
 
 def rendered(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return render_graph(graph_from_xr(claim_to_xr(CLAIM)), platform_config([env_config(data)]))
+    return render_graph(graph_from_xr(claim_to_xr(CLAIM)), read_operator_config([env_config(data)]))
 
 
 def test_absent_config_means_upstream_defaults() -> None:
-    config = platform_config([env_config({"discovery": {"backend": "etcd"}}, name="something-else")])
-    assert config == PlatformConfig()
+    config = read_operator_config([env_config({"discovery": {"backend": "etcd"}}, name="something-else")])
+    assert config == OperatorConfig()
     assert config.orchestrators.grove.terminationDelay == "15m"
     assert config.discovery.backend == "kubernetes"
 
@@ -91,5 +91,5 @@ def test_grove_disabled_selects_the_component_pathway() -> None:
 
 
 def test_bad_config_is_a_fatal_naming_the_field() -> None:
-    with pytest.raises(PlatformConfigError, match=r"data\.discovery\.backend: Input should be"):
-        platform_config([env_config({"discovery": {"backend": "consul"}})])
+    with pytest.raises(OperatorConfigError, match=r"data\.discovery\.backend: Input should be"):
+        read_operator_config([env_config({"discovery": {"backend": "consul"}})])

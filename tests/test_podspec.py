@@ -1,4 +1,4 @@
-"""Pod defaults and their override rules (reference §2.1-2.3), one behaviour per test."""
+"""Pod defaults and their override rules (docs/upstream/operator.md §2.1-2.3), one behaviour per test."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from functions.api.normalise import graph_from_xr
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.kinds.graph.graph_render_step import render_graph
 from functions.kube.grove import go_duration
 from functions.tooling.manifests import claim_to_xr
@@ -20,7 +20,7 @@ def render(spec: dict[str, Any], api: str = "nvidia.com/v1alpha1", **meta: Any) 
         "metadata": {"name": "g", "namespace": "ns", **meta},
         "spec": spec,
     }
-    return render_graph(graph_from_xr(claim_to_xr(claim)), PlatformConfig())
+    return render_graph(graph_from_xr(claim_to_xr(claim)), OperatorConfig())
 
 
 def pod(out: dict[str, dict[str, Any]], clique: str) -> dict[str, Any]:

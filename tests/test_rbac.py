@@ -102,8 +102,8 @@ def composed_kinds() -> set[tuple[str, str]]:
             if not p.get("create")
         ]
         for variant in (doc, _without_grove(doc)):
-            for platform in ([], [MESH_PLATFORM]):
-                kinds |= _rendered_kinds(claim_to_xr(variant), existing + platform)
+            for operator_config in ([], [MESH_PLATFORM]):
+                kinds |= _rendered_kinds(claim_to_xr(variant), existing + operator_config)
     for path in sorted((REPO / "examples" / "dcd").glob("*.yaml")):
         kinds |= _rendered_kinds(claim_to_xr(load_claim(path)), [])
     return kinds | checkpoint_kinds()
@@ -113,7 +113,7 @@ def checkpoint_kinds() -> set[tuple[str, str]]:
     """A DynamoCheckpoint composes its Job, then (its pod observed) the PodSnapshot: both states rendered."""
     (claim,) = load_documents(REPO / "examples" / "checkpoint" / "vllm-checkpoint.yaml")
     xr = claim_to_xr(claim)
-    required = {"platform": load_documents(REPO / "examples" / "platform" / "dynamo-platform.yaml")}
+    required = {"platform": load_documents(REPO / "examples" / "operator-config.yaml")}
     first = dynamo_checkpoint(StepRequest(input={}, observed_composite=xr, required=required))
     job = first.desired_resources["checkpoint-job"].resource
     job = {**job, "metadata": {**job["metadata"], "uid": "job-uid"}}

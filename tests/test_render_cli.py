@@ -25,7 +25,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_render_prints_xr_then_composed_resources_sorted_by_resource_name() -> None:
-    proc = run_cli("examples/vllm-disagg.yaml")
+    proc = run_cli("examples/v1alpha1/vllm-disagg.yaml")
     assert proc.returncode == 0, proc.stderr
     docs = list(yaml.safe_load_all(proc.stdout))
     names = [d["metadata"].get("annotations", {}).get("crossplane.io/composition-resource-name") for d in docs[1:]]
@@ -60,7 +60,7 @@ def test_render_prints_xr_then_composed_resources_sorted_by_resource_name() -> N
 
 
 def test_render_with_results_and_full_xr() -> None:
-    proc = run_cli("examples/vllm-agg.yaml", "-x", "-r")
+    proc = run_cli("examples/dgd/vllm-agg.yaml", "-x", "-r")
     assert proc.returncode == 0, proc.stderr
     xr = next(yaml.safe_load_all(proc.stdout))
     assert xr["spec"]["claimRef"] == {
@@ -72,7 +72,7 @@ def test_render_with_results_and_full_xr() -> None:
 
 
 def test_render_reports_a_bad_claim_with_the_field_and_exits_1(tmp_path: Path) -> None:
-    claim = yaml.safe_load((REPO / "examples" / "vllm-agg.yaml").read_text())
+    claim = yaml.safe_load((REPO / "examples" / "dgd" / "vllm-agg.yaml").read_text())
     claim["spec"]["components"][1]["replicas"] = "two"
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(claim))
@@ -140,8 +140,8 @@ def test_composition_for_another_kind_is_refused() -> None:
 
 
 def test_render_nested_renders_the_component_deployments_too() -> None:
-    plain = list(yaml.safe_load_all(run_cli("examples/vllm-disagg-no-grove.yaml").stdout))
-    proc = run_cli("examples/vllm-disagg-no-grove.yaml", "--nested")
+    plain = list(yaml.safe_load_all(run_cli("examples/v1alpha1/vllm-disagg-no-grove.yaml").stdout))
+    proc = run_cli("examples/v1alpha1/vllm-disagg-no-grove.yaml", "--nested")
     assert proc.returncode == 0, proc.stderr
     docs = list(yaml.safe_load_all(proc.stdout))
     assert docs[: len(plain)] == plain  # the graph's own render comes first, unchanged

@@ -80,7 +80,7 @@ def request_xr(spec: Obj | None = None, name: str = "qwen", api: str = "v1beta1"
     return xr
 
 
-def platform(data: Obj) -> Obj:
+def operator_config(data: Obj) -> Obj:
     return {"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
             "metadata": {"name": "dynamo-platform"}, "data": data}  # fmt: skip
 
@@ -214,7 +214,7 @@ def test_an_output_configmap_another_request_left_behind_is_not_read() -> None:
 
 
 def test_a_platform_cluster_role_is_bound_instead_and_the_infrastructure_reaches_the_profiler() -> None:
-    config = platform({
+    config = operator_config({
         "dgdr": {"profilingClusterRoleName": "dynamo-platform-dgdr-profiling"},
         "infrastructure": {"natsAddress": "nats://nats.dynamo-system:4222", "etcdAddress": "etcd.dynamo-system:2379"},
     })  # fmt: skip
@@ -230,7 +230,7 @@ def test_the_default_profiler_image_comes_from_the_platform_or_upstreams_planner
     spec = {k: v for k, v in BASE_SPEC.items() if k != "image"}
     job = composed(Flow(request_xr(spec)).out, "Job")
     assert profiler_container(job)["image"] == "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.4.0"
-    flow = Flow(request_xr(spec), [platform({"dgdr": {"defaultImage": "registry.local/planner:1.4.1"}})])
+    flow = Flow(request_xr(spec), [operator_config({"dgdr": {"defaultImage": "registry.local/planner:1.4.1"}})])
     assert profiler_container(composed(flow.out, "Job"))["image"] == "registry.local/planner:1.4.1"
 
 
@@ -291,7 +291,7 @@ def test_gpu_products_map_to_the_profilers_skus(product: str, sku: str | None) -
 )
 def test_webhook_rules_the_xrd_cannot_hold_are_fatal(spec: Obj, platform_data: Obj, message: str) -> None:
     with pytest.raises(RenderError, match="fatal result: " + re.escape(message)):
-        reconcile(request_xr(spec), [], [platform(platform_data)])
+        reconcile(request_xr(spec), [], [operator_config(platform_data)])
 
 
 def test_an_image_without_a_version_tag_is_fine_with_a_runtime_version_override() -> None:

@@ -1,5 +1,5 @@
-"""The DynamoGraphDeploymentRequest phases of ``examples/dgdr-states``, rendered in-process and by ``crank render``,
-and ``function-dynamo export`` of the graph a request generated."""
+"""The DynamoGraphDeploymentRequest phases of ``tests/scenarios/dgdr-states``, rendered in-process and by
+``crank render``, and ``function-dynamo export`` of the graph a request generated."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from functions.tooling.pipeline import RenderOutput, render
 from tooling import crank_render, regenerated
 
 REPO = Path(__file__).resolve().parents[1]
-STATES = REPO / "examples" / "dgdr-states"
+STATES = REPO / "tests" / "scenarios" / "dgdr-states"
 COMPOSITIONS = load_documents(REPO / "compositions")
 Obj = dict[str, Any]
 

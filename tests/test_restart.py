@@ -1,4 +1,4 @@
-"""spec.restart over successive reconciles (reference §3.4): restartAt per component and status.restart.
+"""spec.restart over successive reconciles (docs/upstream/operator.md §3.4): restartAt per component and status.restart.
 
 A small simulated cluster runs the whole Composition in-process: each reconcile's XR status and
 composed resources are fed back as the next one's observed state, and a stand-in for Grove

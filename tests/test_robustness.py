@@ -43,7 +43,7 @@ from tooling import require_crds
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
 DEADLINE_SECONDS = 10  # per RunFunction call: a hang fails the test instead of stalling the suite
 MIB = 1024 * 1024
-(PLATFORM,) = load_documents(REPO / "examples" / "platform" / "dynamo-platform.yaml")
+(PLATFORM,) = load_documents(REPO / "examples" / "operator-config.yaml")
 
 QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?(\d+(\.\d*)?|\.\d+))?$")
 
@@ -65,13 +65,13 @@ SEEDS |= {doc_id: _xr(yaml.safe_load(yaml.safe_dump(doc))) for doc_id, doc in co
 # --- the gRPC client ------------------------------------------------------------------------------
 
 
-def request(xr: dict[str, Any], platform: dict[str, Any] | None = None) -> fnv1.RunFunctionRequest:
+def request(xr: dict[str, Any], operator_config: dict[str, Any] | None = None) -> fnv1.RunFunctionRequest:
     req = fnv1.RunFunctionRequest()
     req.meta.tag = "robustness"
     req.observed.composite.resource.update(xr)
     req.input.update(INPUT)
-    if platform is not None:
-        req.required_resources["platform"].items.add().resource.update(platform)
+    if operator_config is not None:
+        req.required_resources["platform"].items.add().resource.update(operator_config)
     return req
 
 
@@ -365,11 +365,11 @@ def mutated_platform(draw: st.DrawFn) -> dict[str, Any] | None:
     choice = draw(st.sampled_from(["none", "example", "mutated"]))
     if choice == "none":
         return None
-    platform = copy.deepcopy(PLATFORM)
+    operator_config = copy.deepcopy(PLATFORM)
     if choice == "mutated":
-        path = draw(st.sampled_from(list(_paths(platform["data"], ("data",)))))
-        _parent(platform, path)[path[-1]] = draw(JSON | UNICODE | NUMBERS)
-    return platform
+        path = draw(st.sampled_from(list(_paths(operator_config["data"], ("data",)))))
+        _parent(operator_config, path)[path[-1]] = draw(JSON | UNICODE | NUMBERS)
+    return operator_config
 
 
 MUTATED = st.sampled_from(sorted(SEEDS)).flatmap(mutated)
@@ -391,10 +391,10 @@ def test_random_and_mutated_specs_get_valid_resources_or_a_field_path(
     @settings(SETTINGS, max_examples=350)
     @given(CASES)
     def property_(case: tuple[dict[str, Any], dict[str, Any] | None]) -> None:
-        xr, platform = case
+        xr, operator_config = case
         admitted = checker.admitted(xr)
         try:
-            rsp = call(stub, request(xr, platform))
+            rsp = call(stub, request(xr, operator_config))
         except grpc.RpcError as err:
             raise AssertionError(f"gRPC error {err.code()}: {err.details()}") from None
         stats["examples"] += 1
@@ -436,8 +436,8 @@ def test_specs_the_api_server_rejects_also_get_valid_resources_or_a_field_path(
     @settings(SETTINGS, max_examples=60, phases=[Phase.generate], report_multiple_bugs=False)
     @given(CASES)
     def property_(case: tuple[dict[str, Any], dict[str, Any] | None]) -> None:
-        xr, platform = case
-        checker.check(call(stub, request(xr, platform)))
+        xr, operator_config = case
+        checker.check(call(stub, request(xr, operator_config)))
 
     property_()
 
@@ -574,11 +574,11 @@ def test_on_the_component_pathway_too(stub: grpcv1.FunctionRunnerServiceStub, ch
     @settings(SETTINGS, max_examples=200)
     @given(CASES)
     def property_(case: tuple[dict[str, Any], dict[str, Any] | None]) -> None:
-        xr, platform = _without_grove(case[0]), case[1]
+        xr, operator_config = _without_grove(case[0]), case[1]
         if not isinstance(xr.get("metadata"), dict) or not checker.admitted(xr):
             return  # no annotations to opt out of Grove with, or an XR the API server would not store
         try:
-            rsp = call(stub, request(xr, platform))
+            rsp = call(stub, request(xr, operator_config))
         except grpc.RpcError as err:
             raise AssertionError(f"gRPC error {err.code()}: {err.details()}") from None
         outcome = checker.check(rsp)

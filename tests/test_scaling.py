@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from functions.api.normalise import graph_from_xr
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.contract import DEFAULT_TTL_SECONDS, StepRequest, StepResponse
 from functions.kinds.graph.graph_render_step import render_graph, render_graph_deployment
 from functions.kinds.scaling.scaling_adapters import (
@@ -199,7 +199,7 @@ def test_an_existing_adapter_is_applied_only_over_the_version_it_was_read_at() -
 
 def test_render_graph_alone_composes_the_adapters_from_the_graph() -> None:
     graph = graph_from_xr(claim_to_xr(v1beta1_claim(replicas=2, scalingAdapter={})))
-    assert render_graph(graph, PlatformConfig())["scaling-adapter-worker"]["spec"]["replicas"] == 2
+    assert render_graph(graph, OperatorConfig())["scaling-adapter-worker"]["spec"]["replicas"] == 2
 
 
 # --- The adapter's status step -------------------------------------------------------------

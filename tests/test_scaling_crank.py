@@ -14,15 +14,16 @@ from typing import Any
 import pytest
 import yaml
 
-from corpus import load_claim
+from corpus import examples_of_kind, load_claim
 from functions.tooling.manifests import as_xr, claim_to_xr, dump_documents, find_composition, load_documents
 from functions.tooling.pipeline import render
 from server import REPO
 from tooling import crank_render
 
-SCALING = REPO / "examples" / "scaling"
-ADAPTERS = sorted(SCALING.glob("adapter*.yaml"))
-AUTOSCALED = REPO / "examples" / "vllm-autoscaled.yaml"
+SCALING = REPO / "tests" / "scenarios" / "scaling"
+# The adapter claims (examples/dgdsa, examples/v1alpha1) and the adapter XRs before and after a scale.
+ADAPTERS = sorted([*examples_of_kind("DynamoGraphDeploymentScalingAdapter"), *SCALING.glob("adapter*.yaml")])
+AUTOSCALED = REPO / "examples" / "dgd" / "vllm-autoscaled.yaml"
 OBSERVED = SCALING / "vllm-autoscaled-observed.yaml"
 SELECTOR = "nvidia.com/dynamo-graph-deployment-name={},nvidia.com/dynamo-component={}"
 

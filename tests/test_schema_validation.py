@@ -11,7 +11,7 @@ import pytest
 import yaml
 from rendering import CHECKPOINT_PLATFORM, check_resource, existing_pvcs, package_crds, render_xr, rendered
 
-from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
+from corpus import EXAMPLE_CLAIMS, corpus_dgds, examples_of_kind, load_claim
 from functions.tooling.manifests import claim_to_xr, load_documents
 from functions.tooling.pipeline import RenderError
 from functions.tooling.validation import derive_crds, load_crds, validate_object
@@ -127,7 +127,12 @@ def test_corpus_dgds_render_to_valid_resources(doc_id: str, doc: dict[str, Any],
         check_resource(obj)
 
 
-SCALING_ADAPTERS = sorted((REPO / "examples" / "scaling").glob("adapter*.yaml"))
+SCALING_ADAPTERS = sorted(
+    [
+        *examples_of_kind("DynamoGraphDeploymentScalingAdapter"),
+        *(REPO / "tests" / "scenarios" / "scaling").glob("adapter*.yaml"),
+    ]
+)
 
 
 @pytest.mark.parametrize("path", SCALING_ADAPTERS, ids=[p.stem for p in SCALING_ADAPTERS])
@@ -140,7 +145,7 @@ def test_scaling_adapter_examples_validate(path: Path) -> None:
 
 
 def test_rendered_scaling_adapters_validate_against_the_derived_xr_crd(grove_crds: dict) -> None:
-    objects = rendered(load_claim(REPO / "examples" / "vllm-autoscaled.yaml"))
+    objects = rendered(load_claim(REPO / "examples" / "dgd" / "vllm-autoscaled.yaml"))
     adapters = [o for o in objects if o["kind"] == "XDynamoGraphDeploymentScalingAdapter"]
     assert len(adapters) == 2
     for obj in adapters:

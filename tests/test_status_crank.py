@@ -19,7 +19,7 @@ from functions.tooling.pipeline import fetch, render
 from server import REPO
 from tooling import crank_render
 
-STATUS_EXAMPLES = REPO / "examples" / "status"
+STATUS_EXAMPLES = REPO / "tests" / "scenarios" / "status"
 EXAMPLES = sorted(p for p in STATUS_EXAMPLES.iterdir() if p.is_dir())
 
 
@@ -71,7 +71,7 @@ def test_crank_fetches_required_resources_across_namespaces(functions_file: Path
     """A PodClique of the same PodCliqueSet name in another namespace reaches the function in both renders;
     the step itself keeps to the claim's namespace, so the result is still the ready one."""
     example = STATUS_EXAMPLES / "vllm-agg-ready"
-    xr = claim_to_xr(load_claim(REPO / "examples" / "vllm-agg.yaml"))
+    xr = claim_to_xr(load_claim(REPO / "examples" / "dgd" / "vllm-agg.yaml"))
     composition = find_composition(xr, load_documents(REPO / "compositions"))
     required = load_documents(example / "required.yaml")
     decoy = yaml.safe_load(yaml.safe_dump(required[0]))

@@ -1,4 +1,4 @@
-"""The status step through the in-process pipeline on examples/status/: Ready and pending DGDs."""
+"""The status step through the in-process pipeline on tests/scenarios/status/: Ready and pending DGDs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from rendering import check_resource
 
-from corpus import load_claim, status_example_xr
+from corpus import example_claim, load_claim, status_example_xr
 from functions.fn import run, struct_to_dict
 from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
 from functions.tooling.pipeline import RenderOutput, render
@@ -19,7 +19,7 @@ from functions.tooling.validation import derive_crds, load_crds, validate_object
 from server import REPO
 from tooling import require_crds
 
-STATUS_EXAMPLES = REPO / "examples" / "status"
+STATUS_EXAMPLES = REPO / "tests" / "scenarios" / "status"
 EXAMPLES = sorted(p for p in STATUS_EXAMPLES.iterdir() if p.is_dir())
 READY = [p for p in EXAMPLES if p.name.endswith("-ready")]
 GROVE_READY = [p for p in READY if "no-grove" not in p.name]  # the component pathway has no topology condition
@@ -27,8 +27,8 @@ PENDING = [p for p in EXAMPLES if p.name.endswith("-pending")]
 
 
 def claim_path(example: Path) -> Path:
-    """examples/status/<claim>-<state>/ belongs to examples/<claim>.yaml."""
-    return REPO / "examples" / f"{example.name.rsplit('-', 1)[0]}.yaml"
+    """tests/scenarios/status/<claim>-<state>/ belongs to examples/<claim>.yaml."""
+    return example_claim(example.name.rsplit("-", 1)[0])
 
 
 @dataclass

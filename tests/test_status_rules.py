@@ -1,4 +1,4 @@
-"""Readiness rules and status pieces, one table per rule (reference dynamo-operator.md §3.1 and §3.2)."""
+"""Readiness rules and status pieces, one table per rule (docs/upstream/operator.md §3.1 and §3.2)."""
 
 from __future__ import annotations
 

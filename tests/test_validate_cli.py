@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from corpus import EXAMPLE_CLAIMS, corpus_dgds
+from corpus import EXAMPLE_CLAIMS, corpus_dgds, examples_of_kind
 from functions.tooling.manifests import load_documents
 from server import REPO
 from tooling import require_shared
@@ -39,30 +39,32 @@ def dgd(spec: dict, **meta: object) -> dict:
 
 
 def test_examples_are_valid() -> None:
-    proc = validate("examples", "--platform", "examples/platform/dynamo-platform.yaml")
+    proc = validate("examples", "tests/scenarios", "--operator-config", "examples/operator-config.yaml")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().endswith("other documents skipped")
-    # The DGD claims, and the scaling adapters in examples/scaling (claims, and XRs as observed).
-    adapters = load_documents(REPO / "examples" / "scaling")
+    # The scaling adapters: claims, and XRs as observed.
+    adapters = [d for p in examples_of_kind("DynamoGraphDeploymentScalingAdapter") for d in load_documents(p)]
+    adapters += load_documents(REPO / "tests" / "scenarios" / "scaling")
     assert {d["kind"].removeprefix("X") for d in adapters} == {"DynamoGraphDeploymentScalingAdapter"}
-    # The DynamoComponentDeployment claims in examples/dcd.
-    dcds = load_documents(REPO / "examples" / "dcd")
+    # The DynamoComponentDeployment claims.
+    dcds = [d for p in examples_of_kind("DynamoComponentDeployment") for d in load_documents(p)]
     assert {d["kind"] for d in dcds} == {"DynamoComponentDeployment"}
     # The nested DynamoComponentDeployments in the component-pathway status examples (XRs as observed).
     nested = [
         d
-        for path in sorted((REPO / "examples" / "status").glob("*/observed.yaml"))
+        for path in sorted((REPO / "tests" / "scenarios" / "status").glob("*/observed.yaml"))
         for d in load_documents(path)
         if d["kind"] == "XDynamoComponentDeployment"
     ]
     assert len(nested) == 8
-    # The DynamoCheckpoint claim and the DGDs that start from a checkpoint, in examples/checkpoint.
+    # The DynamoCheckpoint claim and the DGDs that start from a checkpoint (examples/checkpoint, and the v1alpha1 one).
     checkpoints = load_documents(REPO / "examples" / "checkpoint")
+    checkpoints += load_documents(REPO / "examples" / "v1alpha1" / "vllm-disagg-checkpoint-ref.yaml")
     assert {d["kind"] for d in checkpoints} == {"DynamoCheckpoint", "DynamoGraphDeployment"}
     # The DynamoCheckpoints the DGDs of the checkpoint-graph states compose or name (as observed).
     observed_checkpoints = [
         d
-        for path in sorted((REPO / "examples" / "checkpoint-graph").glob("*/*.yaml"))
+        for path in sorted((REPO / "tests" / "scenarios" / "checkpoint-graph").glob("*/*.yaml"))
         for d in load_documents(path)
         if d["kind"] == "DynamoCheckpoint"
     ]
@@ -72,11 +74,11 @@ def test_examples_are_valid() -> None:
     assert sorted(d["kind"] for d in models) == ["DynamoGraphDeployment", "DynamoModel", "DynamoModel"]
     valid = len(EXAMPLE_CLAIMS) + len(adapters) + len(dcds) + len(nested) + len(checkpoints) + len(observed_checkpoints)
     valid += len(models)
-    # The DynamoGraphDeploymentRequest claims of examples/dgdr, the XRs of its states and the graphs they deployed.
-    requests = [d for d in load_documents(REPO / "examples" / "dgdr") if d["kind"] == "DynamoGraphDeploymentRequest"]
+    # The DynamoGraphDeploymentRequest claims (both versions), the XRs of their states and the graphs they deployed.
+    requests = [d for p in examples_of_kind("DynamoGraphDeploymentRequest") for d in load_documents(p)]
     states = [
         d
-        for path in sorted((REPO / "examples" / "dgdr-states").glob("*/*.yaml"))
+        for path in sorted((REPO / "tests" / "scenarios" / "dgdr-states").glob("*/*.yaml"))
         for d in load_documents(path)
         if d["kind"] in ("XDynamoGraphDeploymentRequest", "DynamoGraphDeployment")
     ]
@@ -85,8 +87,8 @@ def test_examples_are_valid() -> None:
         "DynamoGraphDeployment",
     }
     valid += len(requests) + len(states)
-    # The DynamoPlatforms of examples/dynamo-platform (one per cloud) and the DGD placed on one.
-    platforms = load_documents(REPO / "examples" / "dynamo-platform")
+    # The DynamoPlatforms of examples/platform (one per cloud) and the DGD placed on one.
+    platforms = load_documents(REPO / "examples" / "platform")
     assert sorted(d["kind"] for d in platforms) == ["DynamoGraphDeployment", *["DynamoPlatform"] * 4]
     valid += len(platforms)
     assert f"{valid} valid, 0 invalid" in proc.stdout
@@ -101,8 +103,8 @@ def test_examples_that_start_from_a_checkpoint_need_the_gate() -> None:
 def test_corpus_is_valid_apart_from_the_empty_sample(tmp_path: Path) -> None:
     require_shared("corpus")
     docs = [doc for _, doc in corpus_dgds() if doc.get("spec")]  # matcher directives already dropped
-    platform = str(REPO / "examples" / "platform" / "dynamo-platform.yaml")  # the checkpoint gate on
-    proc = validate(str(write(tmp_path / "corpus.yaml", *docs)), "--platform", platform)
+    operator_config = str(REPO / "examples" / "operator-config.yaml")  # the checkpoint gate on
+    proc = validate(str(write(tmp_path / "corpus.yaml", *docs)), "--platform", operator_config)
     assert proc.returncode == 0, proc.stdout
     assert f"{len(docs)} valid" in proc.stdout
     empty = [doc for _, doc in corpus_dgds() if not doc.get("spec")]

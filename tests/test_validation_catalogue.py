@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from functions.api.operator_config import PLATFORM_REQUIREMENT
+from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import StepRequest
 from functions.kinds.checkpoint.checkpoint_step import dynamo_checkpoint
 from functions.kinds.graph.graph_render_step import render_graph_deployment
@@ -51,7 +51,7 @@ def platform_of(row: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         return {}
     config = {"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
               "metadata": {"name": "dynamo-platform"}, "data": row["platform"]}  # fmt: skip
-    return {PLATFORM_REQUIREMENT: [config]}
+    return {OPERATOR_CONFIG_REQUIREMENT: [config]}
 
 
 @pytest.fixture(scope="module")

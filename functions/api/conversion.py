@@ -1,4 +1,4 @@
-"""DynamoGraphDeployment v1alpha1 -> v1beta1, following upstream's conversion (reference §8).
+"""DynamoGraphDeployment v1alpha1 -> v1beta1, following upstream's conversion (docs/upstream/operator.md §8).
 
 The function renders both shapes directly; this conversion exists so users (and tests) can move a
 manifest to the storage version, and so a v1alpha1 DGD and its conversion are proven to render the

@@ -1,6 +1,6 @@
 """A v1alpha1 service becomes a graph ``Component`` whose pod template is in v1beta1 form.
 
-The mapping follows upstream's v1alpha1 -> v1beta1 conversion (reference §8): extraPodSpec and
+The mapping follows upstream's v1alpha1 -> v1beta1 conversion (docs/upstream/operator.md §8): extraPodSpec and
 mainContainer, envs, envFromSecret, probes and resources all land in container ``main``.
 """
 

@@ -99,7 +99,7 @@ class ConfigMapKey:
 
 @dataclass(frozen=True)
 class CheckpointConfig:
-    """A component's enabled checkpoint block (reference checkpoint-gms-dgdr-model.md §1.1), defaults applied.
+    """A component's enabled checkpoint block (docs/upstream/checkpoint-gms-dgdr-model.md §1.1), defaults applied.
 
     ``mode`` and ``identity`` are deprecated upstream and ignored by the DGD's auto flow; the presence of
     ``checkpoint_ref`` picks the flow."""
@@ -120,7 +120,7 @@ class CheckpointConfig:
 
 @dataclass(frozen=True)
 class GMSConfig:
-    """An enabled GPU Memory Service (reference checkpoint-gms-dgdr-model.md §3.1); mode in v1beta1 spelling."""
+    """An enabled GPU Memory Service (docs/upstream/checkpoint-gms-dgdr-model.md §3.1); mode in v1beta1 spelling."""
 
     path: str  # the block's field path
     mode: str = "IntraPod"  # IntraPod | InterPod
@@ -130,7 +130,7 @@ class GMSConfig:
 
 @dataclass(frozen=True)
 class FailoverConfig:
-    """Enabled active/passive failover (§3.1); mode in v1beta1 spelling."""
+    """Enabled active/passive failover (docs/upstream/checkpoint-gms-dgdr-model.md §3.1); mode in v1beta1 spelling."""
 
     path: str
     mode: str = "IntraPod"

@@ -12,11 +12,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-PLATFORM_CONFIG_NAME = "dynamo-platform"
+OPERATOR_CONFIG_NAME = "dynamo-platform"
 # The upstream operator release line this package renders: the origin version new graphs get, the default
 # profiler and operator image tags of a DGDR.
 OPERATOR_VERSION = "1.4.0"
-PLATFORM_REQUIREMENT = "platform"
+OPERATOR_CONFIG_REQUIREMENT = "platform"
 ENVIRONMENT_CONFIG_API_VERSION = "apiextensions.crossplane.io/v1beta1"
 
 
@@ -93,7 +93,7 @@ class CheckpointStorage(_Config):
 
 
 class Checkpoint(_Config):
-    """Upstream's ``checkpoint`` section (reference checkpoint-gms-dgdr-model.md §6.1). ``enabled`` is the gate;
+    """Upstream's ``checkpoint`` section (docs/upstream/checkpoint-gms-dgdr-model.md §6.1). ``enabled`` is the gate;
     upstream also requires the PodSnapshot API, which a function cannot discover: enabling it here says the
     snapshot chart is installed."""
 
@@ -165,7 +165,7 @@ class DGDR(_Config):
     operatorImagePullPolicy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
 
 
-class PlatformConfig(_Config):
+class OperatorConfig(_Config):
     orchestrators: Orchestrators = Field(default_factory=Orchestrators)
     infrastructure: Infrastructure = Field(default_factory=Infrastructure)
     discovery: Discovery = Field(default_factory=Discovery)
@@ -205,23 +205,23 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class PlatformConfigError(ValueError):
+class OperatorConfigError(ValueError):
     pass
 
 
-def platform_config(environment_configs: list[dict[str, Any]]) -> PlatformConfig:
+def read_operator_config(environment_configs: list[dict[str, Any]]) -> OperatorConfig:
     """The config from the ``dynamo-platform`` EnvironmentConfig (a required resource), or defaults. A DGD placed on
     a DynamoPlatform is given that platform's ``dynamo-platform-<name>`` instead
     (``functions.kinds.platform.placement``)."""
     names = [str((env.get("metadata") or {}).get("name")) for env in environment_configs]
     for env, name in zip(environment_configs, names, strict=True):
-        if name == PLATFORM_CONFIG_NAME or name.startswith(PLATFORM_CONFIG_NAME + "-"):
+        if name == OPERATOR_CONFIG_NAME or name.startswith(OPERATOR_CONFIG_NAME + "-"):
             try:
-                return PlatformConfig.model_validate(env.get("data") or {})
+                return OperatorConfig.model_validate(env.get("data") or {})
             except ValidationError as exc:
                 problems = "; ".join(
                     f"EnvironmentConfig/{name} data." + ".".join(str(p) for p in e["loc"]) + f": {e['msg']}"
                     for e in exc.errors(include_url=False)
                 )
-                raise PlatformConfigError(problems) from None
-    return PlatformConfig()
+                raise OperatorConfigError(problems) from None
+    return OperatorConfig()

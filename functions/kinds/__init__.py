@@ -66,7 +66,7 @@ KINDS: tuple[Kind, ...] = (
 )
 
 
-def passthrough(request: StepRequest) -> StepResponse:
+def passthrough(req: StepRequest) -> StepResponse:
     """Step ``Noop``: changes nothing (the desired state passes through). The benchmark's floor."""
     return StepResponse()
 

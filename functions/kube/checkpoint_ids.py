@@ -1,4 +1,5 @@
-"""Checkpoint IDs as upstream computes them (reference checkpoint-gms-dgdr-model.md §1.3; dynamo-operator.md §4.3).
+"""Checkpoint IDs as upstream computes them (docs/upstream/checkpoint-gms-dgdr-model.md §1.3;
+docs/upstream/operator.md §4.3).
 
 Both hash Go ``encoding/json``'s compact output: no spaces, keys in struct order, and ``<``, ``>``, ``&`` (and
 U+2028/U+2029) escaped as ``\\u003c``-style sequences, which Python's ``json`` does not do by itself.

@@ -1,6 +1,7 @@
-"""The checkpoint Job of a DynamoCheckpoint and the PodSnapshot of its pod (reference checkpoint-gms-dgdr-model.md
-§1.9): the Job runs the workload until it writes ``ready-for-snapshot``; the snapshot project's node agent then
-captures the target container and the workload exits."""
+"""The checkpoint Job of a DynamoCheckpoint and the PodSnapshot of its pod
+(docs/upstream/checkpoint-gms-dgdr-model.md §1.9): the Job runs the workload until it writes
+``ready-for-snapshot``; the snapshot project's node agent then captures the target container and the workload
+exits."""
 
 from __future__ import annotations
 

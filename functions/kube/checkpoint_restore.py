@@ -1,4 +1,4 @@
-"""Worker pods that start from a checkpoint (reference checkpoint-gms-dgdr-model.md §1.5, §1.7).
+"""Worker pods that start from a checkpoint (docs/upstream/checkpoint-gms-dgdr-model.md §1.5, §1.7).
 
 Upstream has two paths. ``WaitForCheckpoint`` renders the restore shaping into the pod template once the
 checkpoint is Ready. ``Immediate`` puts *candidate* metadata on the template and a pod-CREATE webhook
@@ -73,7 +73,7 @@ def _set(metadata: dict[str, Any], labels: dict[str, str], annotations: dict[str
 
 
 def apply_candidate_metadata(metadata: dict[str, Any], checkpoint: ResolvedCheckpoint) -> None:
-    """Upstream ``ApplyRestoreCandidateMetadata`` (§1.7a), in place."""
+    """Upstream ``ApplyRestoreCandidateMetadata`` (docs/upstream/checkpoint-gms-dgdr-model.md §1.7a), in place."""
     labels, annotations = _cleared(metadata)
     if checkpoint.exists:
         annotations.update(
@@ -90,7 +90,8 @@ def apply_candidate_metadata(metadata: dict[str, Any], checkpoint: ResolvedCheck
 def apply_restore_metadata(
     metadata: dict[str, Any], checkpoint: ResolvedCheckpoint, storage: tuple[str, str] | None
 ) -> None:
-    """Upstream ``ApplyRestorePodMetadataWithStorageConfig`` (§1.7c), in place."""
+    """Upstream ``ApplyRestorePodMetadataWithStorageConfig`` (docs/upstream/checkpoint-gms-dgdr-model.md §1.7c),
+    in place."""
     labels, annotations = _cleared(metadata)
     if checkpoint.restores:
         labels.update({RESTORE_TARGET_LABEL: "true", CHECKPOINT_ID_LABEL: checkpoint.checkpoint_id})
@@ -121,7 +122,8 @@ def _startup_probe(container: dict[str, Any]) -> dict[str, Any]:
 def apply_restore_pod_spec(
     pod: dict[str, Any], checkpoint: ResolvedCheckpoint, storage: tuple[str, str] | None, seccomp: str | None
 ) -> None:
-    """Upstream ``PrepareRestorePodSpec`` (§1.7d), in place; only for a Ready checkpoint."""
+    """Upstream ``PrepareRestorePodSpec`` (docs/upstream/checkpoint-gms-dgdr-model.md §1.7d), in place; only for
+    a Ready checkpoint."""
     if not checkpoint.restores:
         return
     if seccomp:
@@ -167,7 +169,8 @@ def _restore_gms(pod: dict[str, Any], checkpoint: ResolvedCheckpoint, containers
 
 
 def apply_probe_cadence(pod: dict[str, Any], targets: tuple[str, ...]) -> None:
-    """Upstream ``applyCheckpointProbeCadence``: a Ready checkpoint's workers probe every second (§1.5)."""
+    """Upstream ``applyCheckpointProbeCadence``: a Ready checkpoint's workers probe every second
+    (docs/upstream/checkpoint-gms-dgdr-model.md §1.5)."""
     for container in pod.get("containers") or []:
         if container.get("name") not in targets:
             continue
@@ -207,6 +210,6 @@ def apply_component_checkpoint(
         pod,
         ctx.graph.checkpoint_of(component.name),
         worker=component.component_type in WORKER_TYPES,
-        storage=ctx.platform.checkpoint.pvc_storage(),
-        seccomp=ctx.platform.checkpoint.seccomp_profile,
+        storage=ctx.operator_config.checkpoint.pvc_storage(),
+        seccomp=ctx.operator_config.checkpoint.seccomp_profile,
     )

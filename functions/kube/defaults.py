@@ -1,4 +1,4 @@
-"""Container and pod defaults per component type (reference §2.2-2.3; upstream component_*.go)."""
+"""Container and pod defaults per component type (docs/upstream/operator.md §2.2-2.3; upstream component_*.go)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The single-node DynamoComponentDeployment as an apps/v1 Deployment (reference §1.4)."""
+"""The single-node DynamoComponentDeployment as an apps/v1 Deployment (docs/upstream/operator.md §1.4)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def _int_or_string(value: str) -> int | str:
 
 
 def deployment_strategy(annotations: dict[str, str]) -> dict[str, Any]:
-    """RollingUpdate 25%/25%, or what the DCD's strategy annotations ask for (§1.4)."""
+    """RollingUpdate 25%/25%, or what the DCD's strategy annotations ask for (docs/upstream/operator.md §1.4)."""
     if annotations.get(STRATEGY_ANNOTATION) == "Recreate":
         return {"type": "Recreate"}
     return {

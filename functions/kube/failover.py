@@ -1,4 +1,4 @@
-"""Intra-pod active/passive failover (reference checkpoint-gms-dgdr-model.md §3.2, §3.5): the worker's ``main``
+"""Intra-pod active/passive failover (docs/upstream/checkpoint-gms-dgdr-model.md §3.2, §3.5): the worker's ``main``
 container becomes two engines, ``engine-0`` and ``engine-1``, that share the GPU memory service; one serves,
 the other waits as a shadow and takes over through a lock file on the GMS control volume.
 """
@@ -38,7 +38,8 @@ def engine_name(index: int) -> str:
 
 
 def check_failover(graph: Graph, component: Component, backend: str) -> None:
-    """Upstream's failover rules (§3.2 items 5, 7, 8); raises ``SpecError`` naming the field."""
+    """Upstream's failover rules (docs/upstream/checkpoint-gms-dgdr-model.md §3.2 items 5, 7, 8); raises
+    ``SpecError`` naming the field."""
     config = component.failover
     if config is None:
         return

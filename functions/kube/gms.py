@@ -1,4 +1,4 @@
-"""The intra-pod GPU Memory Service (reference checkpoint-gms-dgdr-model.md §3.3, §3.4): the DRA
+"""The intra-pod GPU Memory Service (docs/upstream/checkpoint-gms-dgdr-model.md §3.3, §3.4): the DRA
 ResourceClaimTemplate of a component's GPUs, and the pod that shares them through a ``gms-server`` native
 sidecar.
 

@@ -1,12 +1,13 @@
-"""A graph's GPU memory services: upstream's rules (reference checkpoint-gms-dgdr-model.md §3.2), the
-ResourceClaimTemplate each component's GPUs are claimed through (§3.3), and the intra-pod pod shape (§3.4)."""
+"""A graph's GPU memory services: upstream's rules (docs/upstream/checkpoint-gms-dgdr-model.md §3.2), the
+ResourceClaimTemplate each component's GPUs are claimed through (docs/upstream/checkpoint-gms-dgdr-model.md §3.3),
+and the intra-pod pod shape (docs/upstream/checkpoint-gms-dgdr-model.md §3.4)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.kube import gms
 from functions.kube.backends.podparts import gpu_limit
 from functions.kube.defaults import WORKER_TYPES
@@ -25,7 +26,7 @@ def main_container(component: Component) -> dict[str, Any]:
     return next(c for c in component.pod_template["spec"]["containers"] if c.get("name") == MAIN_CONTAINER)
 
 
-def check_gms(components: tuple[Component, ...], platform: PlatformConfig) -> None:
+def check_gms(components: tuple[Component, ...], operator_config: OperatorConfig) -> None:
     """Upstream's webhook rules on GPU memory services and checkpoint GMS clients; raises ``SpecError``."""
     for component in components:
         config = component.gms
@@ -38,7 +39,7 @@ def check_gms(components: tuple[Component, ...], platform: PlatformConfig) -> No
                 raise SpecError(f"{where}: is only supported with gpuMemoryService.mode=IntraPod")
         if config is None:
             continue
-        if platform.dra.enabled is False:
+        if operator_config.dra.enabled is False:
             raise SpecError(f"{config.path}: {DRA_OFF}")
         if component.component_type not in WORKER_TYPES:
             raise SpecError(
@@ -59,7 +60,8 @@ def check_gms(components: tuple[Component, ...], platform: PlatformConfig) -> No
 
 
 def check_inter_pod(components: tuple[Component, ...], backends: dict[str, str], grove: bool) -> None:
-    """The inter-pod layout needs the Grove pathway and vLLM (upstream's webhook, §3.2 item 6)."""
+    """The inter-pod layout needs the Grove pathway and vLLM (upstream's webhook,
+    docs/upstream/checkpoint-gms-dgdr-model.md §3.2 item 6)."""
     for component in components:
         if not component.inter_pod_gms:
             continue

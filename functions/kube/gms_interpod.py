@@ -1,4 +1,4 @@
-"""The inter-pod GPU Memory Service on the Grove pathway (reference checkpoint-gms-dgdr-model.md §3.6): the
+"""The inter-pod GPU Memory Service on the Grove pathway (docs/upstream/checkpoint-gms-dgdr-model.md §3.6): the
 weights live in a GMS weight-server pod, the engines run in pods of their own beside it, and Grove gives both one
 DRA claim per scaling-group replica and rank.
 

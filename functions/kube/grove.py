@@ -1,4 +1,4 @@
-"""The Grove pathway: one PodCliqueSet per DynamoGraphDeployment (reference §1.3, newer upstream)."""
+"""The Grove pathway: one PodCliqueSet per DynamoGraphDeployment (docs/upstream/operator.md §1.3, newer upstream)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def _kai_queue(graph: Graph) -> str:
 
 def _role_pod_spec(ctx: PodContext, component: Component, role: str | None) -> dict[str, Any]:
     pod = render_pod_spec(ctx, component) if role is None else role_pod_spec(ctx, component, role, "grove")  # type: ignore[arg-type]
-    if ctx.platform.kai_enabled and not pod.get("schedulerName"):
+    if ctx.operator_config.kai_enabled and not pod.get("schedulerName"):
         pod["schedulerName"] = KAI_SCHEDULER
     return pod
 
@@ -60,7 +60,7 @@ def _clique(
 ) -> dict[str, Any]:
     pod = _role_pod_spec(ctx, component, role)
     labels = clique_labels(ctx, component)
-    if pod.get("schedulerName") == KAI_SCHEDULER and ctx.platform.kai_enabled:
+    if pod.get("schedulerName") == KAI_SCHEDULER and ctx.operator_config.kai_enabled:
         labels = dict(sorted({**labels, KAI_QUEUE_LABEL: _kai_queue(ctx.graph)}.items()))
     clique: dict[str, Any] = {"name": name, "labels": labels}
     annotations = clique_annotations(ctx, component)
@@ -70,7 +70,8 @@ def _clique(
     apply_component_checkpoint(ctx, component, clique, pod)
     checkpoint = ctx.graph.checkpoint_of(component.name)
     if checkpoint is not None and checkpoint.waiting:
-        replicas = 0  # WaitForCheckpoint: no pods until the checkpoint is Ready (§1.6)
+        # WaitForCheckpoint: no pods until the checkpoint is Ready (docs/upstream/checkpoint-gms-dgdr-model.md §1.6)
+        replicas = 0
     clique["spec"] = {"roleName": name, "replicas": replicas, "minAvailable": min_available, "podSpec": pod}
     if component.pack_domain and not component.multinode:
         clique["topologyConstraint"] = {"packDomain": component.pack_domain}
@@ -83,7 +84,7 @@ def _rank_pod(ctx: PodContext, component: Component, rank: int) -> dict[str, Any
     if not component.multinode:
         return _role_pod_spec(ctx, component, None)
     pod = role_pod_spec(ctx, component, "leader" if rank == 0 else "worker", "grove", inter_pod_rank=rank)
-    if ctx.platform.kai_enabled and not pod.get("schedulerName"):
+    if ctx.operator_config.kai_enabled and not pod.get("schedulerName"):
         pod["schedulerName"] = KAI_SCHEDULER
     return pod
 
@@ -134,7 +135,9 @@ def render_podcliqueset(ctx: PodContext, component_backends: dict[str, str]) -> 
     explicit_startup = False
     claim_templates: list[dict[str, Any]] = []
     for component in graph.components:
-        cctx = PodContext(graph=graph, platform=ctx.platform, backend=component_backends.get(component.name, "noop"))
+        cctx = PodContext(
+            graph=graph, operator_config=ctx.operator_config, backend=component_backends.get(component.name, "noop")
+        )
         if component.inter_pod_gms:
             ranks, group, templates = _inter_pod_component(cctx, component)
             cliques += ranks
@@ -168,7 +171,7 @@ def render_podcliqueset(ctx: PodContext, component_backends: dict[str, str]) -> 
     template: dict[str, Any] = {
         "cliqueStartupType": STARTUP_EXPLICIT if explicit_startup else STARTUP_ANY_ORDER,
         "headlessServiceConfig": {"publishNotReadyAddresses": True},
-        "terminationDelay": go_duration(ctx.platform.orchestrators.grove.terminationDelay),
+        "terminationDelay": go_duration(ctx.operator_config.orchestrators.grove.terminationDelay),
         "cliques": cliques,
     }
     if scaling_groups:

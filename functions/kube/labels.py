@@ -1,4 +1,5 @@
-"""Labels and annotations of cliques and Services, in upstream's precedence order (§1.3, §1.5)."""
+"""Labels and annotations of cliques and Services, in upstream's precedence order
+(docs/upstream/operator.md §1.3, §1.5)."""
 
 from __future__ import annotations
 
@@ -99,7 +100,8 @@ def component_annotations(graph: Graph, component: Component) -> dict[str, str]:
     return annotations
 
 
-# Set per component by the render step from the restart progress (functions.kinds.graph.restart, §3.4).
+# Set per component by the render step from the restart progress (functions.kinds.graph.restart,
+# docs/upstream/operator.md §3.4).
 RESTART_AT = "nvidia.com/restartAt"
 
 

@@ -1,4 +1,5 @@
-"""The LeaderWorkerSet pathway of a multinode DynamoComponentDeployment (reference §1.2, §2.4; fidelity-at-head §10).
+"""The LeaderWorkerSet pathway of a multinode DynamoComponentDeployment (docs/upstream/operator.md §1.2, §2.4;
+docs/upstream/at-head.md §10).
 
 Upstream at HEAD ("native scaling", ``internal/controller/dynamocomponentdeployment_controller.go``
 ``generateLeaderWorkerSet``) renders **one** ``LeaderWorkerSet`` (``leaderworkerset.x-k8s.io/v1``) per DCD:
@@ -13,7 +14,7 @@ Upstream at HEAD ("native scaling", ``internal/controller/dynamocomponentdeploym
   labels, ``role: leader|worker``, ``nvidia.com/selector`` removed; no PodGroup, no ``schedulerName``, no
   ``instance-id`` label and no ``scheduling.k8s.io/group-name`` annotation.
 
-Upstream facts beyond the reference:
+Upstream facts beyond docs/upstream/operator.md:
 
 * the LWS leaves ``leaderWorkerTemplate.restartPolicy`` unset (the CRD defaults it to
   ``RecreateGroupOnPodRestart``);

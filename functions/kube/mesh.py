@@ -1,7 +1,7 @@
 """Networking children: the frontend Ingress and Istio VirtualService, and the EPP's ConfigMap,
-InferencePool and Istio DestinationRule (reference dynamo-operator.md §1.5, §1.6).
+InferencePool and Istio DestinationRule (docs/upstream/operator.md §1.5, §1.6).
 
-Facts taken from upstream's Go source (ai-dynamo/dynamo ``deploy/operator``), where the reference
+Facts taken from upstream's Go source (ai-dynamo/dynamo ``deploy/operator``), where docs/upstream/operator.md
 is silent:
 
 * ``dgd_grove_stable_resources_reconciler.go`` ``reconcileFrontendIngress``: a frontend's own
@@ -40,7 +40,7 @@ from typing import Any
 import yaml
 
 from functions.api.graph import Component, Graph, IngressSpec, IngressTLS
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.kube.defaults import EPP_CONFIG_KEY, EPP_GRPC_PORT, FRONTEND_PORT, epp_config_map_name
 from functions.kube.labels import COMPONENT, COMPONENT_CLASS, COMPONENT_TYPE, GRAPH_NAME, NAMESPACE, WORKER_CLASS
 from functions.kube.naming import dynamo_namespace, service_name
@@ -73,9 +73,9 @@ def inference_pool_name(graph: Graph) -> str:
 # --- Frontend Ingress and VirtualService --------------------------------------------------
 
 
-def default_ingress(graph: Graph, platform: PlatformConfig) -> IngressSpec:
+def default_ingress(graph: Graph, operator_config: OperatorConfig) -> IngressSpec:
     """The ingress a frontend without its own gets, from the platform's ``ingress`` settings."""
-    config = platform.ingress
+    config = operator_config.ingress
     gateway = config.virtualServiceGateway or None
     class_name = config.controllerClassName or None
     return IngressSpec(
@@ -131,10 +131,10 @@ def render_ingress(
 
 
 def render_virtual_service(
-    graph: Graph, component: Component, spec: IngressSpec, platform: PlatformConfig, name: str | None = None
+    graph: Graph, component: Component, spec: IngressSpec, operator_config: OperatorConfig, name: str | None = None
 ) -> dict[str, Any] | None:
     """The frontend's Istio VirtualService, when the platform has a gateway and the spec is VS-enabled."""
-    if not platform.ingress.virtualServiceGateway or not spec.virtual_service_enabled:
+    if not operator_config.ingress.virtualServiceGateway or not spec.virtual_service_enabled:
         return None
     name = name or service_name(graph, component)
     route = {"destination": {"host": name, "port": {"number": FRONTEND_PORT}}}
@@ -196,15 +196,15 @@ def render_inference_pool(graph: Graph, epp: Component) -> dict[str, Any]:
     }
 
 
-def mesh_enabled(platform: PlatformConfig) -> bool:
-    mesh = platform.serviceMesh
+def mesh_enabled(operator_config: OperatorConfig) -> bool:
+    mesh = operator_config.serviceMesh
     return mesh.provider == "istio" and mesh.enabled is not False
 
 
-def render_destination_rule(graph: Graph, epp: Component, platform: PlatformConfig) -> dict[str, Any] | None:
-    if not mesh_enabled(platform):
+def render_destination_rule(graph: Graph, epp: Component, operator_config: OperatorConfig) -> dict[str, Any] | None:
+    if not mesh_enabled(operator_config):
         return None
-    istio = platform.serviceMesh.istio
+    istio = operator_config.serviceMesh.istio
     name = service_name(graph, epp)
     tls: dict[str, Any] = {"mode": istio.tlsMode, "insecureSkipVerify": istio.insecureSkipVerify}
     if istio.tlsMode == "MUTUAL":
@@ -223,29 +223,31 @@ def render_destination_rule(graph: Graph, epp: Component, platform: PlatformConf
 
 
 def render_frontend_mesh(
-    graph: Graph, component: Component, platform: PlatformConfig, name: str | None = None
+    graph: Graph, component: Component, operator_config: OperatorConfig, name: str | None = None
 ) -> dict[str, dict[str, Any]]:
     """A frontend's Ingress and VirtualService (either may be absent), named ``name`` or after its Service."""
     if component.component_type != "frontend":
         return {}
-    spec = component.ingress if component.ingress is not None else default_ingress(graph, platform)
+    spec = component.ingress if component.ingress is not None else default_ingress(graph, operator_config)
     desired = {
         ingress_resource_name(component.key): render_ingress(graph, component, spec, name),
-        virtual_service_resource_name(component.key): render_virtual_service(graph, component, spec, platform, name),
+        virtual_service_resource_name(component.key): render_virtual_service(
+            graph, component, spec, operator_config, name
+        ),
     }
     return {k: v for k, v in desired.items() if v is not None}
 
 
-def render_mesh(graph: Graph, platform: PlatformConfig, *, frontend: bool = True) -> dict[str, dict[str, Any]]:
+def render_mesh(graph: Graph, operator_config: OperatorConfig, *, frontend: bool = True) -> dict[str, dict[str, Any]]:
     """Composed resource name -> object for every networking child of the graph; ``frontend=False`` leaves
     the frontend's Ingress and VirtualService out (on the component pathway its DCD composes them)."""
     desired: dict[str, dict[str, Any] | None] = {}
     if frontend:
         for component in graph.components:
-            desired.update(render_frontend_mesh(graph, component, platform))
+            desired.update(render_frontend_mesh(graph, component, operator_config))
     epp = epp_component(graph)
     if epp is not None:
         desired[CONFIGMAP_RESOURCE] = render_epp_configmap(graph, epp)
         desired[INFERENCE_POOL_RESOURCE] = render_inference_pool(graph, epp)
-        desired[destination_rule_resource_name(epp.key)] = render_destination_rule(graph, epp, platform)
+        desired[destination_rule_resource_name(epp.key)] = render_destination_rule(graph, epp, operator_config)
     return {name: obj for name, obj in sorted(desired.items()) if obj is not None}

@@ -1,4 +1,4 @@
-"""The MPI SSH Secret that TRT-LLM multinode pods mount (fidelity-at-head §15).
+"""The MPI SSH Secret that TRT-LLM multinode pods mount (docs/upstream/at-head.md §15).
 
 Upstream keeps one generated SSH key pair Secret (operator config ``mpi.sshSecretName``, Helm default
 ``mpi-run-ssh-secret``) in the operator's namespace and replicates it, under the same name, into each
@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from functions.api.graph import Graph
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.contract import Condition, ResourceSelector
 from functions.kube.labels import GRAPH_NAME
 from functions.kube.naming import cut_with_hash
@@ -39,21 +39,21 @@ def needs_ssh_secret(graph: Graph, backends_by_component: dict[str, str]) -> boo
     return any(c.multinode and backends_by_component.get(c.name) == TRTLLM for c in graph.components)
 
 
-def copies_secret(platform: PlatformConfig) -> bool:
-    return bool(platform.mpi.sshSecretNamespace)
+def copies_secret(operator_config: OperatorConfig) -> bool:
+    return bool(operator_config.mpi.sshSecretNamespace)
 
 
-def ssh_secret_name(graph_name: str, platform: PlatformConfig) -> str:
+def ssh_secret_name(graph_name: str, operator_config: OperatorConfig) -> str:
     """The Secret the graph's pods mount: its own copy, or the hand-made one of upstream's name."""
-    if copies_secret(platform):
-        return cut_with_hash(f"{graph_name}-{platform.mpi.sshSecretName}", MAX_NAME, "-")
-    return platform.mpi.sshSecretName
+    if copies_secret(operator_config):
+        return cut_with_hash(f"{graph_name}-{operator_config.mpi.sshSecretName}", MAX_NAME, "-")
+    return operator_config.mpi.sshSecretName
 
 
-def ssh_secret_requirement(graph: Graph, platform: PlatformConfig) -> dict[str, ResourceSelector]:
+def ssh_secret_requirement(graph: Graph, operator_config: OperatorConfig) -> dict[str, ResourceSelector]:
     """The required resource to read: the source of the copy, or the hand-made Secret."""
-    namespace = platform.mpi.sshSecretNamespace if copies_secret(platform) else graph.namespace
-    selector = ResourceSelector("v1", "Secret", match_name=platform.mpi.sshSecretName, namespace=namespace)
+    namespace = operator_config.mpi.sshSecretNamespace if copies_secret(operator_config) else graph.namespace
+    selector = ResourceSelector("v1", "Secret", match_name=operator_config.mpi.sshSecretName, namespace=namespace)
     return {REQUIREMENT: selector}
 
 
@@ -77,13 +77,13 @@ def render_ssh_secret_copy(graph: Graph, source: dict[str, Any], name: str) -> d
 
 
 def ssh_secret(
-    graph: Graph, platform: PlatformConfig, required: dict[str, list[dict[str, Any]]]
+    graph: Graph, operator_config: OperatorConfig, required: dict[str, list[dict[str, Any]]]
 ) -> tuple[dict[str, dict[str, Any]], Condition]:
     """(composed resources, condition) for a graph whose pods mount the MPI SSH Secret."""
     source = _observed(required)
-    name = ssh_secret_name(graph.name, platform)
-    mpi = platform.mpi
-    if copies_secret(platform):
+    name = ssh_secret_name(graph.name, operator_config)
+    mpi = operator_config.mpi
+    if copies_secret(operator_config):
         where = f"Secret {mpi.sshSecretNamespace}/{mpi.sshSecretName}"
         if source is None:
             message = (

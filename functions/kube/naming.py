@@ -1,4 +1,4 @@
-"""Names of the objects the operator creates (reference dynamo-operator.md §1.2)."""
+"""Names of the objects the operator creates (docs/upstream/operator.md §1.2)."""
 
 from __future__ import annotations
 

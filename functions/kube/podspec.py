@@ -1,4 +1,5 @@
-"""The pod spec of a component: type defaults, then the user's pod template, in upstream's order (§2.1)."""
+"""The pod spec of a component: type defaults, then the user's pod template, in upstream's order
+(docs/upstream/operator.md §2.1)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError, json_copy, merge_envs
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.kube.defaults import WORKER_TYPES, common_env, type_container, type_pod
 from functions.kube.naming import discovery_service_account, dynamo_namespace
 
@@ -32,12 +33,14 @@ class PodContext:
     """What the pod defaults depend on besides the component itself."""
 
     graph: Graph
-    platform: PlatformConfig
+    operator_config: OperatorConfig
     backend: str = "noop"  # vllm | sglang | trtllm | noop
 
     @property
     def discovery_backend(self) -> str:
-        return self.graph.metadata_annotations.get(DISCOVERY_BACKEND_ANNOTATION) or self.platform.discovery.backend
+        return (
+            self.graph.metadata_annotations.get(DISCOVERY_BACKEND_ANNOTATION) or self.operator_config.discovery.backend
+        )
 
     @property
     def container_discovery(self) -> bool:
@@ -62,8 +65,8 @@ def _overlay_container(base: dict[str, Any], user: dict[str, Any]) -> dict[str, 
     return out
 
 
-def _infrastructure_env(platform: PlatformConfig) -> list[dict[str, Any]]:
-    infra = platform.infrastructure
+def _infrastructure_env(operator_config: OperatorConfig) -> list[dict[str, Any]]:
+    infra = operator_config.infrastructure
     return [
         {"name": env, "value": getattr(infra, field)}
         for field, env in INFRASTRUCTURE_ENV.items()
@@ -85,7 +88,9 @@ def _main_container(ctx: PodContext, component: Component, user_main: dict[str, 
     base["env"] = merge_envs(base["env"], json_copy(list(graph.envs)))  # the graph's are shared by components
     main = _overlay_container(base, user_main)
     present = {e["name"] for e in main["env"]}
-    main["env"] = merge_envs(main["env"], [e for e in _infrastructure_env(ctx.platform) if e["name"] not in present])
+    main["env"] = merge_envs(
+        main["env"], [e for e in _infrastructure_env(ctx.operator_config) if e["name"] not in present]
+    )
     return main
 
 

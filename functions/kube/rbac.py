@@ -1,6 +1,6 @@
-"""The per-DGD ServiceAccount, Role and RoleBinding for Kubernetes discovery (reference §1.6).
+"""The per-DGD ServiceAccount, Role and RoleBinding for Kubernetes discovery (docs/upstream/operator.md §1.6).
 
-At upstream HEAD (fidelity-at-head.md, class 5) the Role grants DynamoWorkerMetadata an explicit verb
+At upstream HEAD (docs/upstream/at-head.md §5) the Role grants DynamoWorkerMetadata an explicit verb
 list, not ``*``, and the three objects carry the ``app.kubernetes.io`` labels below, no DGD label.
 """
 

@@ -17,7 +17,8 @@ def role_pod_spec(
     pathway: Literal["grove", "lws"],
     inter_pod_rank: int | None = None,
 ) -> dict[str, Any]:
-    """The component's base pod spec rewritten by its backend for ``role`` (§2.4); raises ``BackendError``."""
+    """The component's base pod spec rewritten by its backend for ``role`` (docs/upstream/operator.md §2.4);
+    raises ``BackendError``."""
     pod = render_pod_spec(ctx, component, pvc_volumes=False)
     backends.apply_multinode(
         ctx.backend,
@@ -32,7 +33,7 @@ def role_pod_spec(
         ),
         pod,
         vllm_executor=backends.executor_backend(component.annotations, ctx.graph.metadata_annotations),
-        ssh_secret_name=ssh_secret_name(ctx.graph.name, ctx.platform),
+        ssh_secret_name=ssh_secret_name(ctx.graph.name, ctx.operator_config),
     )
     append_missing_pvc_volumes(pod)
     return pod

@@ -1,5 +1,5 @@
 """Kubernetes Services: one per component (frontend only without Kubernetes discovery), and the
-headless model Service for components with a ``modelRef`` (reference §1.5, §4.4)."""
+headless model Service for components with a ``modelRef`` (docs/upstream/operator.md §1.5, §4.4)."""
 
 from __future__ import annotations
 

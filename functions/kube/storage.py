@@ -1,4 +1,4 @@
-"""PersistentVolumeClaims of ``spec.pvcs`` (reference §1.6, upstream ``reconcilePVC``).
+"""PersistentVolumeClaims of ``spec.pvcs`` (docs/upstream/operator.md §1.6, upstream ``reconcilePVC``).
 
 ``create: true`` composes the claim once; after that the claim Kubernetes holds is left as it is
 (upstream never modifies an existing PVC), so the desired object repeats the observed spec.

@@ -1,4 +1,5 @@
-"""The XR's custom conditions: the DGD's Ready verdict and ``TopologyLevelsAvailable`` (reference §3.1).
+"""The XR's custom conditions: the DGD's Ready verdict and ``TopologyLevelsAvailable``
+(docs/upstream/operator.md §3.1).
 
 Crossplane owns the system condition types (Ready, Synced, Healthy, Responsive) and ignores a
 function's attempt to set them, so upstream's DGD ``Ready`` condition is published under the type

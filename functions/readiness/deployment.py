@@ -1,4 +1,4 @@
-"""Readiness of an apps/v1 Deployment (reference dynamo-operator.md §3.2), for the component pathway.
+"""Readiness of an apps/v1 Deployment (docs/upstream/operator.md §3.2), for the component pathway.
 
 Ready iff not paused and either it wants no replicas, or all of: observedGeneration >= generation,
 updatedReplicas >= desired, availableReplicas >= desired, replicas == desired and condition

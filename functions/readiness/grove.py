@@ -1,4 +1,4 @@
-"""Readiness of the Grove objects Grove creates for a PodCliqueSet (reference dynamo-operator.md §3.2).
+"""Readiness of the Grove objects Grove creates for a PodCliqueSet (docs/upstream/operator.md §3.2).
 
 A PodClique is ready iff its observedGeneration is set and not behind its generation, and either it
 wants no replicas or ``spec.replicas == status.readyReplicas == status.updatedReplicas ==
@@ -64,8 +64,8 @@ def pcsg_readiness(obj: dict[str, Any] | None, name: str) -> tuple[Readiness, Re
 
 def grove_children(obj: dict[str, Any]) -> list[tuple[str, str]]:
     """(kind, name) of the PodCliques and PodCliqueScalingGroups Grove creates for a PodCliqueSet at replica 0
-    (target-apis.md §1.5): ``<pcs>-0-<clique>`` for a clique outside any scaling group, ``<pcs>-0-<group>`` for a
-    group; nothing for any other object."""
+    (docs/upstream/target-apis.md §1.5): ``<pcs>-0-<clique>`` for a clique outside any scaling group,
+    ``<pcs>-0-<group>`` for a group; nothing for any other object."""
     if obj.get("kind") != "PodCliqueSet" or not str(obj.get("apiVersion", "")).startswith("grove.io/"):
         return []
     pcs = str((obj.get("metadata") or {}).get("name", ""))

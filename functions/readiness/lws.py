@@ -1,11 +1,11 @@
-"""Readiness and replica counts of a multinode DCD's LeaderWorkerSets (reference dynamo-operator.md §3.2, §3.3).
+"""Readiness and replica counts of a multinode DCD's LeaderWorkerSets (docs/upstream/operator.md §3.2, §3.3).
 
 One LWS is ready iff it wants no replicas (``spec.replicas``, default 1), or ``status.readyReplicas >= spec.replicas``
 and its first ``Available`` condition is ``True`` (upstream ``IsLeaderWorkerSetReady``). The component is ready iff
 every LWS is; an LWS that does not exist (yet) is not ready. Replicas, updated and ready are summed over the LWS
 objects; ``componentNames`` are the LWS names sorted as strings; ``availableReplicas`` is absent.
 
-Upstream facts beyond the reference (``internal/controller/dynamocomponentdeployment_controller.go``
+Upstream facts beyond docs/upstream/operator.md (``internal/controller/dynamocomponentdeployment_controller.go``
 ``combineLWSReplicaStatuses``): the deprecated ``componentName`` is the first LWS's (``{dcd}-0``, also the first
 when sorted); with no LWS at all (zero replicas) upstream reports ready and writes no replica status, so callers
 should leave the status entry out when ``names`` is empty. The DCD conditions use reasons

@@ -1,4 +1,4 @@
-"""Readiness verdicts and per-component replica counts (reference dynamo-operator.md §3.2)."""
+"""Readiness verdicts and per-component replica counts (docs/upstream/operator.md §3.2)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ import yaml
 
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object
-from functions.api.operator_config import PLATFORM_CONFIG_NAME, PlatformConfigError, platform_config
+from functions.api.operator_config import OPERATOR_CONFIG_NAME, OperatorConfigError, read_operator_config
 from functions.kinds.request.generated_graph import exported_manifest
 from functions.kinds.request.request_step import generated_graph
 from functions.tooling.manifests import ManifestError, as_xr, load_documents
@@ -33,13 +33,13 @@ def _one(path: Path, kinds: tuple[str, ...], what: str) -> dict[str, Any]:
     return docs[0]
 
 
-def export_manifest(request: dict[str, Any], output: dict[str, Any] | None, platform_docs: list[dict[str, Any]]) -> str:
+def export_manifest(request: dict[str, Any], output: dict[str, Any] | None, config_docs: list[dict[str, Any]]) -> str:
     """The YAML of the generated graph; raises ``click.ClickException`` saying why there is none."""
     try:
         xr = as_xr(request)
         name = claimed_object(xr, "DynamoGraphDeploymentRequest").name
-        generated, problem = generated_graph(xr, output, platform_config(platform_docs))
-    except (ManifestError, SpecError, PlatformConfigError) as err:
+        generated, problem = generated_graph(xr, output, read_operator_config(config_docs))
+    except (ManifestError, SpecError, OperatorConfigError) as err:
         raise click.ClickException(str(err)) from None
     if problem:
         raise click.ClickException(f"the profiling output holds no deployable graph: {problem}")
@@ -66,20 +66,22 @@ def export_manifest(request: dict[str, Any], output: dict[str, Any] | None, plat
     help="The request's output ConfigMap (dgdr-output-<name>), for a request without a generated graph in its status.",
 )
 @click.option(
-    "--platform",
+    "--operator-config",
+    "--platform",  # its earlier name
+    "operator_config",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    help=f"The {PLATFORM_CONFIG_NAME} EnvironmentConfig (its dgdr.defaultImage decides the runtime version).",
+    help=f"The {OPERATOR_CONFIG_NAME} EnvironmentConfig (its dgdr.defaultImage decides the runtime version).",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write here.")
-def export(request: Path, output_configmap: Path | None, platform: Path | None, output: Path | None) -> None:
+def export(request: Path, output_configmap: Path | None, operator_config: Path | None, output: Path | None) -> None:
     """Print the DynamoGraphDeployment REQUEST (a DynamoGraphDeploymentRequest) generated, ready to commit."""
     doc = _one(request, REQUEST_KINDS, "DynamoGraphDeploymentRequest")
     data = None
     if output_configmap is not None:
         data = _one(output_configmap, ("ConfigMap",), "ConfigMap").get("data") or {}
-    platform_docs = load_documents(platform) if platform else []
-    text = export_manifest(doc, data, platform_docs)
+    config_docs = load_documents(operator_config) if operator_config else []
+    text = export_manifest(doc, data, config_docs)
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from functions.api.operator_config import PLATFORM_REQUIREMENT
+from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import StepRequest
 from functions.kinds import kind_of, render_step
 from functions.tooling.admit_manifest import admit_manifest, served
@@ -35,7 +35,7 @@ def validate_document(
     doc: dict[str, Any],
     where: str,
     old: dict[str, Any] | None = None,
-    platform: list[dict[str, Any]] | None = None,
+    operator_config: list[dict[str, Any]] | None = None,
     field_validation: FieldValidation = "Strict",
 ) -> DocumentReport:
     name = (doc.get("metadata") or {}).get("name", "?")
@@ -48,7 +48,9 @@ def validate_document(
     if admission.object is None:
         return report  # the API server would stop here; the function never sees the object
     request = StepRequest(
-        input={}, observed_composite=as_xr(admission.object), required={PLATFORM_REQUIREMENT: platform or []}
+        input={},
+        observed_composite=as_xr(admission.object),
+        required={OPERATOR_CONFIG_REQUIREMENT: operator_config or []},
     )
     kind = kind_of(str(doc["kind"]))
     assert kind is not None, "served() lets only the package's kinds through"
@@ -62,11 +64,11 @@ def validate_document(
 def validate_files(
     paths: list[Path],
     old: Path | None = None,
-    platform: Path | None = None,
+    operator_config: Path | None = None,
     field_validation: FieldValidation = "Strict",
 ) -> tuple[list[DocumentReport], int]:
     """Reports for every document this package serves, and the number of other documents skipped."""
-    platform_docs = load_documents(platform) if platform else []
+    platform_docs = load_documents(operator_config) if operator_config else []
     old_docs = {((d.get("metadata") or {}).get("name"), d.get("kind")): d for d in load_documents(old)} if old else {}
     reports, skipped = [], 0
     files = [f for p in paths for f in (sorted(p.rglob("*.y*ml")) if p.is_dir() else [p])]

@@ -14,11 +14,17 @@ from functions.tooling.options import field_validation_option
 @click.command(name="validate")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--old", type=click.Path(exists=True, path_type=Path), help="The previous version (checks an update).")
-@click.option("--platform", type=click.Path(exists=True, path_type=Path), help="The dynamo-platform EnvironmentConfig.")
+@click.option(
+    "--operator-config",
+    "--platform",  # its earlier name
+    "operator_config",
+    type=click.Path(exists=True, path_type=Path),
+    help="The operator configuration: the dynamo-platform EnvironmentConfig the steps read.",
+)
 @field_validation_option
 @click.option("-v", "--verbose", is_flag=True, help="Also list valid documents and notes.")
 def validate_cmd(
-    files: tuple[Path, ...], old: Path | None, platform: Path | None, field_validation: str, verbose: bool
+    files: tuple[Path, ...], old: Path | None, operator_config: Path | None, field_validation: str, verbose: bool
 ) -> None:
     """Check FILES (claims or XRs, files or directories) as the cluster would: schema, CEL, function rules.
 
@@ -27,7 +33,7 @@ def validate_cmd(
     from functions.tooling.offline_validation import validate_files  # the validators load only when used
 
     try:
-        reports, skipped = validate_files(list(files), old, platform, field_validation)  # type: ignore[arg-type]
+        reports, skipped = validate_files(list(files), old, operator_config, field_validation)  # type: ignore[arg-type]
     except ManifestError as err:
         click.echo(f"function-dynamo validate: {err}", err=True)
         sys.exit(2)

@@ -35,7 +35,8 @@ KUBE_TYPE_PATHS: dict[str, dict[str, tuple[str, ...]]] = {
 
 
 class UpstreamCRDsMissing(FileNotFoundError):
-    """The upstream Dynamo CRDs (``shared/upstream/crds``) are not beside the checkout."""
+    """The upstream Dynamo CRDs (``deploy/operator/config/crd/bases`` of ai-dynamo/dynamo; docs/upstream/README.md)
+    are not in the directory looked at."""
 
 
 def default_upstream_dir() -> Path:

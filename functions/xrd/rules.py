@@ -1,6 +1,6 @@
 """Upstream's admission-webhook rules, moved into the XRD as CEL so the API server enforces them.
 
-Upstream checks these in its validating webhook (reference §5.2, §5.6); a Crossplane package has no
+Upstream checks these in its validating webhook (docs/upstream/operator.md §5.2, §5.6); a Crossplane package has no
 webhook, so every rule that needs nothing but the object itself (and, for updates, its previous
 version via ``oldSelf``) becomes an ``x-kubernetes-validations`` entry of the XRD. Rules that need
 more (cluster lookups, other objects) are checked by the function, and so are the rules whose CEL
@@ -89,7 +89,7 @@ def _same(old: str, new: str) -> str:
 
 
 RULES: tuple[Rule, ...] = (
-    # --- create and update (reference §5.2 / §5.6) -----------------------------------------------
+    # --- create and update (docs/upstream/operator.md §5.2 / §5.6) -----------------------------------------------
     Rule("services-non-empty", SPEC, "!has(self.services) || size(self.services) > 0",
          "spec.services must not be empty"),
     Rule("components-non-empty", SPEC, "!has(self.components) || size(self.components) > 0",
@@ -229,8 +229,8 @@ def add_webhook_rules(spec: dict[str, Any]) -> None:
         node["x-kubernetes-validations"] = [*node.get("x-kubernetes-validations", []), rule.as_validation()]
 
 
-# A DCD spec is one service (§5.3): the shared validator's per-service rules apply at its root, and
-# its backendFramework is immutable as the DGD's.
+# A DCD spec is one service (docs/upstream/operator.md §5.3): the shared validator's per-service rules apply at
+# its root, and its backendFramework is immutable as the DGD's.
 DCD_RULE_PLACES: dict[tuple[str, ...], tuple[str, ...]] = {
     SERVICE: SPEC,
     VOLUME_MOUNT: ("volumeMounts", "[]"),

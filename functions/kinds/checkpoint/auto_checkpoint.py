@@ -1,5 +1,5 @@
-"""A DGD component's auto checkpoint: the DynamoCheckpoint the graph composes for it (reference
-checkpoint-gms-dgdr-model.md §1.3, §1.4).
+"""A DGD component's auto checkpoint: the DynamoCheckpoint the graph composes for it
+(docs/upstream/checkpoint-gms-dgdr-model.md §1.3, §1.4).
 
 It is ``checkpoint-<id>``, the ID a hash of the DGD's namespace, name, UID, the component's name and its
 worker generation, so there is one per DGD, component and worker generation. Its checkpoint Job runs the
@@ -58,7 +58,8 @@ def _merge_container(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str,
 
 
 def overlay_pod_template(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
-    """``checkpoint.job.podTemplate`` laid over the generated Job pod (§1.4 step 5)."""
+    """``checkpoint.job.podTemplate`` laid over the generated Job pod
+    (docs/upstream/checkpoint-gms-dgdr-model.md §1.4 step 5)."""
     out = json_copy(base)
     over = json_copy(overlay)
     metadata = out.setdefault("metadata", {})

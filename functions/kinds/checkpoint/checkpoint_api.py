@@ -1,5 +1,5 @@
 """DynamoCheckpoint ``nvidia.com/v1alpha1`` (upstream's only version): a checkpoint Job whose pod the snapshot
-project captures (reference checkpoint-gms-dgdr-model.md §1.9)."""
+project captures (docs/upstream/checkpoint-gms-dgdr-model.md §1.9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A DynamoCheckpoint with a GPU memory service (reference checkpoint-gms-dgdr-model.md §1.9, §1.10): its pod
+"""A DynamoCheckpoint with a GPU memory service (docs/upstream/checkpoint-gms-dgdr-model.md §1.9, §1.10): its pod
 template must come prepared for the intra-pod GMS (the DGD prepares it for its auto checkpoints), and the GPUs
 its target holds through DRA claims count for the cuda-checkpoint wrapper.
 """

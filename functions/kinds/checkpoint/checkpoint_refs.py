@@ -1,13 +1,13 @@
-"""Rules and lookups shared by the DGD and DCD steps for a component's checkpoint (reference
-checkpoint-gms-dgdr-model.md §1.2, §1.3): upstream's gate and compatibility rules, and a checkpoint resolved
-from the DynamoCheckpoint observed for it."""
+"""Rules and lookups shared by the DGD and DCD steps for a component's checkpoint
+(docs/upstream/checkpoint-gms-dgdr-model.md §1.2, §1.3): upstream's gate and compatibility rules, and a checkpoint
+resolved from the DynamoCheckpoint observed for it."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from functions.api.graph import Component, ResolvedCheckpoint, SpecError
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.contract import ResourceSelector
 from functions.kinds.checkpoint.auto_checkpoint import CHECKPOINT_API_VERSION, CHECKPOINT_KIND
 from functions.kube.checkpoint_ids import artifact_version, checkpoint_id
@@ -18,19 +18,19 @@ WITH_FAILOVER = "Snapshot with active/passive failover is temporarily unsupporte
 WITH_INTERPOD_GMS = "Snapshot with gpuMemoryService.mode=InterPod is unsupported"
 
 
-def check_checkpoints(components: tuple[Component, ...], platform: PlatformConfig) -> None:
-    """Upstream's gate and compatibility rules (§1.2) for components with an enabled checkpoint, and the
-    platform config's checkpoint storage."""
-    if any(c.checkpoint for c in components) and platform.checkpoint.enabled:
+def check_checkpoints(components: tuple[Component, ...], operator_config: OperatorConfig) -> None:
+    """Upstream's gate and compatibility rules (docs/upstream/checkpoint-gms-dgdr-model.md §1.2) for components
+    with an enabled checkpoint, and the platform config's checkpoint storage."""
+    if any(c.checkpoint for c in components) and operator_config.checkpoint.enabled:
         try:
-            platform.checkpoint.pvc_storage()
+            operator_config.checkpoint.pvc_storage()
         except ValueError as err:
             raise SpecError(f"EnvironmentConfig/dynamo-platform data.{err}") from None
     for component in components:
         config = component.checkpoint
         if config is None:
             continue
-        if not platform.checkpoint.enabled:
+        if not operator_config.checkpoint.enabled:
             raise SpecError(f"{config.path}: component {component.name}: {GATE_OFF}")
         if component.failover:
             raise SpecError(f"{config.path}: component {component.name!r}: {WITH_FAILOVER}")

@@ -1,5 +1,5 @@
-"""A DynamoCheckpoint's phase from what is observed: its Job, the Job's pod, the PodSnapshot (reference
-checkpoint-gms-dgdr-model.md §1.9's phase machine, as a function of observed state).
+"""A DynamoCheckpoint's phase from what is observed: its Job, the Job's pod, the PodSnapshot
+(docs/upstream/checkpoint-gms-dgdr-model.md §1.9's phase machine, as a function of observed state).
 
 Upstream's controller writes the phase as it acts; here the phase is derived again on every reconcile from the
 observed objects and the phase the XR already reports, which also carries the terminal states: once ``Ready``

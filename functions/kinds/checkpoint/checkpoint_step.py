@@ -1,5 +1,5 @@
 """Pipeline step ``Checkpoint``: a DynamoCheckpoint XR becomes its checkpoint Job, then the PodSnapshot of the
-Job's pod, and reports the phase (reference checkpoint-gms-dgdr-model.md §1.9, §2).
+Job's pod, and reports the phase (docs/upstream/checkpoint-gms-dgdr-model.md §1.9, §2).
 
 - The checkpoint ID is upstream's CheckpointID(CR): ``status.checkpointID`` once written, else the legacy
   16-hex hash of ``spec.identity``; the Job is ``checkpoint-job-<id>-<artifact version>``.
@@ -19,7 +19,7 @@ from typing import Any
 
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object, parse_xr_spec
-from functions.api.operator_config import PLATFORM_REQUIREMENT, PlatformConfigError, platform_config
+from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT, OperatorConfigError, read_operator_config
 from functions.contract import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal
 from functions.kinds.checkpoint.checkpoint_api import DynamoCheckpointSpec
 from functions.kinds.checkpoint.checkpoint_gms import check_gms_spec, claim_template_requirements, dra_gpus, unprepared
@@ -47,14 +47,14 @@ def checkpoint_spec(xr: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def dynamo_checkpoint(request: StepRequest) -> StepResponse:
-    xr = request.observed_composite
+def dynamo_checkpoint(req: StepRequest) -> StepResponse:
+    xr = req.observed_composite
     try:
-        platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
+        operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
         claim = claimed_object(xr, "DynamoCheckpoint")
         spec = checkpoint_spec(xr)
-        storage = platform.checkpoint.pvc_storage()
-    except (SpecError, PlatformConfigError) as err:
+        storage = operator_config.checkpoint.pvc_storage()
+    except (SpecError, OperatorConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     except ValueError as err:
         return fatal(f"EnvironmentConfig/dynamo-platform data.{err}", reason="InvalidSpec")
@@ -75,18 +75,18 @@ def dynamo_checkpoint(request: StepRequest) -> StepResponse:
         checkpoint_id=ckpt_id,
         artifact_version=artifact_version(xr),
         spec=spec,
-        seccomp_profile=platform.checkpoint.seccomp_profile,
+        seccomp_profile=operator_config.checkpoint.seccomp_profile,
         storage=storage,
-        dra_gpus=dra_gpus(target, pod_spec, request.required, device_class),
+        dra_gpus=dra_gpus(target, pod_spec, req.required, device_class),
     )
     name = job_name(ckpt_id, settings.artifact_version)
-    observed = request.observed_resources
+    observed = req.observed_resources
     job, snapshot = observed.get(JOB_RESOURCE), observed.get(PODSNAPSHOT_RESOURCE)
-    pod = job_pod(request.required.get(POD_REQUIREMENT, []), job)
+    pod = job_pod(req.required.get(POD_REQUIREMENT, []), job)
     decision = decide(
         previous=xr.get("status") or {},
         job_name=name,
-        enabled=platform.checkpoint.enabled,
+        enabled=operator_config.checkpoint.enabled,
         job=job,
         snapshot=snapshot,
         pod_observed=pod is not None,

@@ -1,5 +1,5 @@
-"""A DynamoComponentDeployment's checkpoint: the DynamoCheckpoint its pods restore from (reference
-checkpoint-gms-dgdr-model.md §1.3 "Standalone DCD path", §1.6).
+"""A DynamoComponentDeployment's checkpoint: the DynamoCheckpoint its pods restore from
+(docs/upstream/checkpoint-gms-dgdr-model.md §1.3 "Standalone DCD path", §1.6).
 
 A DCD never creates a checkpoint. A ``checkpointRef`` (what the DGD writes once its auto checkpoint exists) is
 read by name; a legacy ``identity`` is looked up by the label ``nvidia.com/snapshot-checkpoint-id`` with its
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from functions.api.graph import Graph, ResolvedCheckpoint, SpecError
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.contract import ResourceSelector
 from functions.kinds.checkpoint.auto_checkpoint import CHECKPOINT_API_VERSION, CHECKPOINT_KIND
 from functions.kinds.checkpoint.checkpoint_refs import check_checkpoints, resolve_ref, resolved_from
@@ -21,14 +21,14 @@ IDENTITY_REQUIREMENT = "checkpoint-identity"
 
 
 def resolve_dcd_checkpoint(
-    graph: Graph, platform: PlatformConfig, required: dict[str, list[dict[str, Any]]]
+    graph: Graph, operator_config: OperatorConfig, required: dict[str, list[dict[str, Any]]]
 ) -> tuple[ResolvedCheckpoint | None, dict[str, ResourceSelector]]:
     """(the DCD's checkpoint, the required resources to read it); raises ``SpecError`` naming the field."""
     (component,) = graph.components
     config = component.checkpoint
     if config is None:
         return None, {}
-    check_checkpoints(graph.components, platform)
+    check_checkpoints(graph.components, operator_config)
     if config.checkpoint_ref:
         checkpoint, (key, selector) = resolve_ref(component, graph.namespace, required)
         return checkpoint, {key: selector}

@@ -1,8 +1,8 @@
 """Pipeline step ``ComponentDeployment``: a DynamoComponentDeployment XR becomes its workload and Services.
 
-A DCD is one DGD service (v1alpha1) or component (v1beta1) as an object of its own (reference
-§1.4). A single-node DCD renders a Deployment (``functions.kube.deployment``); a multinode one
-with LeaderWorkerSet available (platform ``orchestrators.lws`` and ``volcanoScheduler`` not
+A DCD is one DGD service (v1alpha1) or component (v1beta1) as an object of its own
+(docs/upstream/operator.md §1.4). A single-node DCD renders a Deployment (``functions.kube.deployment``); a
+multinode one with LeaderWorkerSet available (platform ``orchestrators.lws`` and ``volcanoScheduler`` not
 disabled) one LeaderWorkerSet with every replica (``functions.kube.lws``), else, as upstream, a
 Deployment. Around it: the component Service (leader pods only for LWS), the frontend Ingress and
 VirtualService, and for a DCD no DGD composed (no graph-name label) the discovery RBAC, the model
@@ -12,8 +12,9 @@ The pod template comes from the same renderer as the Grove pathway, through a ``
 single component is the DCD: namespace from the claim, graph name from the DGD name label when
 a DGD made the DCD, else the DCD's own name.
 
-The step also writes the status (§3.3): conditions ``Available`` and ``DynamoComponentReady``
-from the observed Deployment or LeaderWorkerSets (§3.2 rules), the replica counts in
+The step also writes the status (docs/upstream/operator.md §3.3): conditions ``Available`` and
+``DynamoComponentReady`` from the observed Deployment or LeaderWorkerSets (docs/upstream/operator.md §3.2 rules),
+the replica counts in
 ``status.service`` (v1alpha1 shape, with ``podSelector``) or ``status.component`` (v1beta1 shape).
 The XR is ready when its workload is. A workload whose pod template does not carry the desired
 ``nvidia.com/restartAt`` yet is not ready: the observed object predates the restart, and its
@@ -32,7 +33,12 @@ from functions.api.from_v1alpha1 import component_from_service
 from functions.api.from_v1beta1 import component_from_v1beta1
 from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError
 from functions.api.normalise import claimed_object, validation_error
-from functions.api.operator_config import PLATFORM_REQUIREMENT, PlatformConfig, PlatformConfigError, platform_config
+from functions.api.operator_config import (
+    OPERATOR_CONFIG_REQUIREMENT,
+    OperatorConfig,
+    OperatorConfigError,
+    read_operator_config,
+)
 from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal, is_preview
 from functions.kinds.component.component_checkpoints import resolve_dcd_checkpoint
 from functions.kinds.component.webhook_rules import check_service_sidecar
@@ -75,7 +81,8 @@ def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
     shape = dcd_shape(spec)
     shared = {k: v for k, v in spec.items() if k != "backendFramework"}
     if shape == "v1alpha1":
-        check_service_sidecar(spec, "spec")  # the DGD's per-service rule (§5.3), too costly for the XRD's CEL
+        # the DGD's per-service rule (docs/upstream/operator.md §5.3), too costly for the XRD's CEL
+        check_service_sidecar(spec, "spec")
     try:
         if shape == "v1alpha1":
             parsed_a = v1alpha1.DynamoComponentDeploymentSpec.model_validate(spec)
@@ -103,9 +110,9 @@ def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
     return graph, name
 
 
-def uses_lws(component: Component, platform: PlatformConfig) -> bool:
+def uses_lws(component: Component, operator_config: OperatorConfig) -> bool:
     """Upstream: multinode with LWS (and Volcano) available; a multinode DCD without it becomes a Deployment."""
-    return component.multinode and platform.lws_enabled
+    return component.multinode and operator_config.lws_enabled
 
 
 def component_backend(graph: Graph) -> str:
@@ -118,12 +125,14 @@ def component_backend(graph: Graph) -> str:
         raise SpecError(f"spec.backendFramework: {err}") from None
 
 
-def render_component(graph: Graph, name: str, platform: PlatformConfig, xr_labels: dict[str, Any]) -> dict[str, Any]:
+def render_component(
+    graph: Graph, name: str, operator_config: OperatorConfig, xr_labels: dict[str, Any]
+) -> dict[str, Any]:
     """Composed resource name -> object for a DCD."""
     (component,) = graph.components
     backend = component_backend(graph)
-    ctx = PodContext(graph=graph, platform=platform, backend=backend)
-    lws = uses_lws(component, platform)
+    ctx = PodContext(graph=graph, operator_config=operator_config, backend=backend)
+    lws = uses_lws(component, operator_config)
     if lws:
         desired = render_leaderworkersets(ctx, component, name, xr_labels)
     else:
@@ -135,7 +144,7 @@ def render_component(graph: Graph, name: str, platform: PlatformConfig, xr_label
         if lws:
             service["spec"]["selector"] = dict(sorted({**service["spec"]["selector"], ROLE_LABEL: "leader"}.items()))
         desired[SERVICE_RESOURCE] = service
-    desired.update(render_frontend_mesh(graph, component, platform, object_name))
+    desired.update(render_frontend_mesh(graph, component, operator_config, object_name))
     if GRAPH_NAME not in xr_labels:
         # A standalone DCD: no DGD composes what its pods rely on.
         if ctx.discovery_backend == "kubernetes":
@@ -196,7 +205,8 @@ def component_status(
     generation: Any,
     lws: bool,
 ) -> tuple[dict[str, Any], list[Condition], bool]:
-    """(status fields, conditions, ready) from the observed Deployment or LeaderWorkerSets (§3.2, §3.3)."""
+    """(status fields, conditions, ready) from the observed Deployment or LeaderWorkerSets
+    (docs/upstream/operator.md §3.2, §3.3)."""
     readiness, counts, exists = _workload_readiness(desired, observed, lws)
     what = "the LeaderWorkerSets do" if lws else "the Deployment does"
     if not exists:
@@ -232,34 +242,34 @@ def component_status(
 WORKLOAD_KINDS = frozenset({"Deployment", LWS_KIND})
 
 
-def component_deployment(request: StepRequest) -> StepResponse:
-    xr = request.observed_composite
+def component_deployment(req: StepRequest) -> StepResponse:
+    xr = req.observed_composite
     try:
-        platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
+        operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
         graph, name = dcd_graph(xr)
         xr_labels = (xr.get("metadata") or {}).get("labels") or {}
         (component,) = graph.components
         backend_by_component = {component.name: component_backend(graph)}
-        check_gms(graph.components, platform)
+        check_gms(graph.components, operator_config)
         check_inter_pod(graph.components, backend_by_component, grove=False)
         check_failover(graph, component, backend_by_component[component.name])
-        checkpoint, requirements = resolve_dcd_checkpoint(graph, platform, request.required)
+        checkpoint, requirements = resolve_dcd_checkpoint(graph, operator_config, req.required)
         if checkpoint is not None:
             graph = dataclasses.replace(graph, checkpoints=(checkpoint,))
-        desired = render_component(graph, name, platform, xr_labels)
-    except (SpecError, PlatformConfigError) as err:
+        desired = render_component(graph, name, operator_config, xr_labels)
+    except (SpecError, OperatorConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     mpi_conditions = []
     if GRAPH_NAME not in xr_labels and needs_ssh_secret(graph, backend_by_component):
         # A standalone DCD: no DGD provides the MPI SSH Secret its pods mount.
-        copy, condition = ssh_secret(graph, platform, request.required)
+        copy, condition = ssh_secret(graph, operator_config, req.required)
         desired.update(copy)
-        requirements.update(ssh_secret_requirement(graph, platform))
+        requirements.update(ssh_secret_requirement(graph, operator_config))
         mpi_conditions.append(condition)
-    lws = uses_lws(graph.components[0], platform)
+    lws = uses_lws(graph.components[0], operator_config)
     generation = (xr.get("metadata") or {}).get("generation")
-    status, conditions, ready = component_status(graph, name, desired, request.observed_resources, generation, lws)
-    desired = binding_after_role(desired, request.observed_resources, preview=is_preview(request.context))
+    status, conditions, ready = component_status(graph, name, desired, req.observed_resources, generation, lws)
+    desired = binding_after_role(desired, req.observed_resources, preview=is_preview(req.context))
     resources = {
         key: DesiredResource(obj, ready=ready if obj.get("kind") in WORKLOAD_KINDS else True)
         for key, obj in desired.items()

@@ -1,4 +1,4 @@
-"""Upstream webhook rules that need more than the XRD schema can see or afford (reference §5.2, §5.6).
+"""Upstream webhook rules that need more than the XRD schema can see or afford (docs/upstream/operator.md §5.2, §5.6).
 
 Rules on the object alone are CEL in the XRD (``functions.xrd.rules``). These read the claim's
 metadata, which Crossplane does not let XRD CEL rules see, or cost more than the API server's CEL

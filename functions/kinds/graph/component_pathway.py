@@ -1,4 +1,5 @@
-"""The component pathway: one XDynamoComponentDeployment per component (reference §1.1, §1.2, §1.4, §3.5).
+"""The component pathway: one XDynamoComponentDeployment per component
+(docs/upstream/operator.md §1.1, §1.2, §1.4, §3.5).
 
 Without Grove (the DGD annotation ``nvidia.com/enable-grove: "false"``, or the platform config's
 ``orchestrators.grove.enabled: false``) upstream's DGD controller creates one DynamoComponentDeployment
@@ -15,15 +16,15 @@ or envs, so those go into the pod template (labels and annotations into its meta
 container ``main``), which renders the same pods. ``replicas`` is the component's (the scaling
 adapter's once it exists) or, during a managed rolling update, the planned count.
 
-Names (§1.2): ``{dgd}-{lower(component)}``, with ``-{workerHash}`` for worker, prefill and decode
-components. The XR is cluster-scoped, so ``metadata.name`` is that name qualified by the namespace
+Names (docs/upstream/operator.md §1.2): ``{dgd}-{lower(component)}``, with ``-{workerHash}`` for worker,
+prefill and decode components. The XR is cluster-scoped, so ``metadata.name`` is that name qualified by the namespace
 (as for the scaling adapters), and the annotations ``dynamo.fn.crossplane.io/claim-name`` and
 ``…/claim-namespace`` tell the DCD's step which DCD it stands for.
 
-The worker hash (§3.5) is the first 8 hex characters of the SHA-256 of the JSON of every worker,
-prefill and decode component spec (keys sorted, integers written as integers), each without the
-fields that do not change pods. Upstream hashes Go's JSON of its structs; the reference only asks
-for a deterministic suffix, so the values differ from upstream's.
+The worker hash (docs/upstream/operator.md §3.5) is the first 8 hex characters of the SHA-256 of the
+JSON of every worker, prefill and decode component spec (keys sorted, integers written as integers),
+each without the fields that do not change pods. Upstream hashes Go's JSON of its structs; only a
+deterministic suffix is needed (the same section), so the values differ from upstream's.
 """
 
 from __future__ import annotations

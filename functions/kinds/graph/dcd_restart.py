@@ -1,4 +1,5 @@
-"""``spec.restart`` on the component pathway (reference §3.4): the restart id travels in each DCD's spec.
+"""``spec.restart`` on the component pathway (docs/upstream/operator.md §3.4): the restart id travels in each
+DCD's spec.
 
 The state machine is the Grove pathway's (``functions.kinds.graph.restart_status``); only the two questions it
 asks of what runs differ:

@@ -1,4 +1,4 @@
-"""The DynamoGraphDeployment status on the component pathway (reference §3.1, §3.2).
+"""The DynamoGraphDeployment status on the component pathway (docs/upstream/operator.md §3.1, §3.2).
 
 Each component's XDynamoComponentDeployment reports its own replica counts (``status.service`` or
 ``status.component``, written by its step from the Deployment or LeaderWorkerSets) and its

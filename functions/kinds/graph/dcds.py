@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.api.graph import Component, Graph, ResolvedCheckpoint, SpecError
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.contract import StepRequest
 from functions.kinds.component.component_step import dcd_graph, render_component
 from functions.kinds.graph.component_pathway import (
@@ -38,7 +38,7 @@ class RenderedComponents:
     warnings: tuple[str, ...] = ()  # DCDs whose own step will refuse them
 
 
-def dcd_problem(dcd: dict[str, Any], platform: PlatformConfig) -> str | None:
+def dcd_problem(dcd: dict[str, Any], operator_config: OperatorConfig) -> str | None:
     """What the DCD's own step would refuse it for (upstream's render-time checks), if anything.
 
     The DGD still composes it, as upstream creates a DCD that then fails to reconcile; the DGD's
@@ -46,15 +46,16 @@ def dcd_problem(dcd: dict[str, Any], platform: PlatformConfig) -> str | None:
     """
     try:
         graph, name = dcd_graph(dcd)
-        render_component(graph, name, platform, (dcd.get("metadata") or {}).get("labels") or {})
+        render_component(graph, name, operator_config, (dcd.get("metadata") or {}).get("labels") or {})
     except SpecError as err:
         return str(err)
     return None
 
 
-def check_multinode(graph: Graph, platform: PlatformConfig) -> None:
-    """Multinode components need LeaderWorkerSet (with Volcano) when Grove is not used (§1.1)."""
-    if platform.lws_enabled:
+def check_multinode(graph: Graph, operator_config: OperatorConfig) -> None:
+    """Multinode components need LeaderWorkerSet (with Volcano) when Grove is not used
+    (docs/upstream/operator.md §1.1)."""
+    if operator_config.lws_enabled:
         return
     for component in graph.components:
         if component.multinode:
@@ -104,15 +105,15 @@ def _previous_restart_at(component: Component, current: dict[str, Any] | None, o
 
 
 def render_components(
-    request: StepRequest, graph: Graph, platform: PlatformConfig, raw: dict[str, dict[str, Any]]
+    req: StepRequest, graph: Graph, operator_config: OperatorConfig, raw: dict[str, dict[str, Any]]
 ) -> RenderedComponents:
     """Composed resource name -> object: one DCD per component, plus the old DCDs a rolling update keeps.
 
     ``raw`` is each component's spec as the DGD holds it (``raw_components``); ``graph.worker_hash`` is
     set from it by the render step."""
-    check_multinode(graph, platform)
-    xr = request.observed_composite
-    observed = request.observed_resources
+    check_multinode(graph, operator_config)
+    xr = req.observed_composite
+    observed = req.observed_resources
     assert graph.worker_hash is not None, "the render step sets the worker hash"
     hash8 = graph.worker_hash
     plan = plan_rolling_update(graph, hash8, observed)
@@ -129,14 +130,15 @@ def render_components(
         replicas = plan.new_replicas.get(component.name, component.replicas)
         checkpoint = graph.checkpoint_of(component.name)
         if checkpoint is not None and checkpoint.waiting:
-            replicas = 0  # WaitForCheckpoint: no pods until the checkpoint is Ready (§1.6)
+            # WaitForCheckpoint: no pods until the checkpoint is Ready (docs/upstream/checkpoint-gms-dgdr-model.md §1.6)
+            replicas = 0
         spec = dcd_spec(graph, component, raw.get(component.name, {}), hash8, replicas, restart_at)
         if checkpoint is not None:
             spec = with_checkpoint_ref(spec, graph.shape, checkpoint)
         desired[dcd_resource_name(component, hash8)] = render_component_deployment(graph, component, hash8, spec)
     warnings = []
     for component in graph.components:
-        problem = dcd_problem(desired[dcd_resource_name(component, hash8)], platform)
+        problem = dcd_problem(desired[dcd_resource_name(component, hash8)], operator_config)
         if problem:
             warnings.append(
                 f"{component_path(graph, component)}: its DynamoComponentDeployment cannot render: {problem}"

@@ -1,5 +1,5 @@
 """The render step's checkpoints: each component's checkpoint resolved, its auto checkpoint composed
-(reference checkpoint-gms-dgdr-model.md §1.2, §1.3, §1.5).
+(docs/upstream/checkpoint-gms-dgdr-model.md §1.2, §1.3, §1.5).
 
 - An auto checkpoint (no ``checkpointRef``) is the DynamoCheckpoint claim ``checkpoint-<id>`` in the graph's
   namespace, composed by the DGD (so ``kubectl get dynamocheckpoints`` lists it, as upstream's). Checkpoints of
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from functions.api.graph import Graph, ResolvedCheckpoint, SpecError
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.contract import ResourceSelector, StepRequest
 from functions.kinds.checkpoint.auto_checkpoint import (
     AUTO_ANNOTATION,
@@ -64,31 +64,31 @@ def _retained_generations(graph: Graph, observed: dict[str, dict[str, Any]]) -> 
 
 
 def resolve_checkpoints(
-    request: StepRequest, graph: Graph, platform: PlatformConfig, backends: dict[str, str]
+    req: StepRequest, graph: Graph, operator_config: OperatorConfig, backends: dict[str, str]
 ) -> GraphCheckpoints:
     """Every component's checkpoint, the auto checkpoints to compose and the references to read."""
     components = [c for c in graph.components if c.checkpoint is not None]
     if not components:
         return GraphCheckpoints()
-    check_checkpoints(graph.components, platform)
-    uid = str((request.observed_composite.get("metadata") or {}).get("uid") or "")
-    desired = _retained_generations(graph, request.observed_resources)
+    check_checkpoints(graph.components, operator_config)
+    uid = str((req.observed_composite.get("metadata") or {}).get("uid") or "")
+    desired = _retained_generations(graph, req.observed_resources)
     resolved, requirements = [], {}
     for component in components:
         config = component.checkpoint
         assert config is not None
         if config.checkpoint_ref:
-            checkpoint, (key, selector) = resolve_ref(component, graph.namespace, request.required)
+            checkpoint, (key, selector) = resolve_ref(component, graph.namespace, req.required)
             requirements[key] = selector
             resolved.append(checkpoint)
             continue
         ckpt_id = auto_checkpoint_id(graph, component, uid)
         name = auto_checkpoint_name(ckpt_id)
-        observed = request.observed_resources.get(name)
+        observed = req.observed_resources.get(name)
         observed_id = ((observed or {}).get("status") or {}).get("checkpointID")
         if observed_id and observed_id != ckpt_id:
             raise SpecError(f"{config.path}: checkpoint {name} already exists with checkpoint ID {observed_id}")
-        ctx = PodContext(graph=graph, platform=platform, backend=backends.get(component.name, "noop"))
+        ctx = PodContext(graph=graph, operator_config=operator_config, backend=backends.get(component.name, "noop"))
         desired[name] = render_auto_checkpoint(ctx, component, config, ckpt_id, uid)
         claim_template = render_checkpoint_claim_template(ctx, component, config, ckpt_id)
         if claim_template is not None:

@@ -8,10 +8,10 @@ from typing import Any
 from functions.api.graph import Graph, SpecError
 from functions.api.normalise import claimed_object, graph_from_xr
 from functions.api.operator_config import (
-    PLATFORM_REQUIREMENT,
-    PlatformConfig,
-    PlatformConfigError,
-    platform_config,
+    OPERATOR_CONFIG_REQUIREMENT,
+    OperatorConfig,
+    OperatorConfigError,
+    read_operator_config,
 )
 from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal, is_preview
 from functions.kinds.component.webhook_rules import check_annotations, check_costly_rules, deprecation_condition
@@ -59,13 +59,17 @@ def service_resource_name(component_key: str) -> str:
     return f"service-{component_key}"
 
 
-def uses_grove(graph: Graph, platform: PlatformConfig) -> bool:
-    """Upstream's pathway choice (§1.1): Grove unless the DGD opts out or the platform has no Grove."""
-    return graph.metadata_annotations.get(ENABLE_GROVE_ANNOTATION, "").lower() != "false" and platform.grove_enabled
+def uses_grove(graph: Graph, operator_config: OperatorConfig) -> bool:
+    """Upstream's pathway choice (docs/upstream/operator.md §1.1): Grove unless the DGD opts out or the platform
+    has no Grove."""
+    return (
+        graph.metadata_annotations.get(ENABLE_GROVE_ANNOTATION, "").lower() != "false" and operator_config.grove_enabled
+    )
 
 
 def check_component_pathway_fields(graph: Graph) -> None:
-    """Fields only the Grove pathway renders are rejected without it (upstream webhook, §5.6 rule 4)."""
+    """Fields only the Grove pathway renders are rejected without it (upstream webhook,
+    docs/upstream/operator.md §5.6 rule 4)."""
     if graph.priority_class_name:
         raise SpecError("spec.priorityClassName: allowed only on the Grove pathway (this graph does not use Grove)")
     for component in graph.components:
@@ -99,12 +103,12 @@ def _backends(graph: Graph) -> dict[str, str]:
 
 
 def render_graph(
-    graph: Graph, platform: PlatformConfig, component_backends: dict[str, str] | None = None
+    graph: Graph, operator_config: OperatorConfig, component_backends: dict[str, str] | None = None
 ) -> dict[str, dict[str, Any]]:
     """Composed resource name -> object for the Grove pathway; ``component_backends`` as ``_backends`` gives
     them (resolved here when not given)."""
     _check_grove_names(graph)
-    ctx = PodContext(graph=graph, platform=platform)
+    ctx = PodContext(graph=graph, operator_config=operator_config)
     backends_by_component = component_backends if component_backends is not None else _backends(graph)
     desired: dict[str, dict[str, Any]] = {PCS_RESOURCE: render_podcliqueset(ctx, backends_by_component)}
     for component in graph.components:
@@ -112,15 +116,17 @@ def render_graph(
             desired[service_resource_name(component.key)] = render_component_service(
                 graph, component, ctx.discovery_backend
             )
-    desired.update(render_graph_shared(graph, platform, frontend_mesh=True))
+    desired.update(render_graph_shared(graph, operator_config, frontend_mesh=True))
     return dict(sorted(desired.items()))
 
 
-def render_graph_shared(graph: Graph, platform: PlatformConfig, *, frontend_mesh: bool) -> dict[str, dict[str, Any]]:
+def render_graph_shared(
+    graph: Graph, operator_config: OperatorConfig, *, frontend_mesh: bool
+) -> dict[str, dict[str, Any]]:
     """What the DGD itself composes on either pathway: discovery RBAC, model Services, the wait-for-leader
     ConfigMap, EPP resources (and, on the Grove pathway, the frontend Ingress/VirtualService), adapters, the
     GPU memory services' ResourceClaimTemplates."""
-    ctx = PodContext(graph=graph, platform=platform)
+    ctx = PodContext(graph=graph, operator_config=operator_config)
     desired: dict[str, dict[str, Any]] = {}
     if ctx.discovery_backend == "kubernetes":
         desired.update(render_discovery_rbac(graph))
@@ -128,19 +134,19 @@ def render_graph_shared(graph: Graph, platform: PlatformConfig, *, frontend_mesh
         desired[model_service_name(model)] = render_model_service(graph, model)
     if any(c.multinode for c in graph.components):
         desired[WAIT_LEADER_RESOURCE] = backends.wait_leader_configmap(graph.name, graph.namespace)
-    desired.update(render_mesh(graph, platform, frontend=frontend_mesh))
+    desired.update(render_mesh(graph, operator_config, frontend=frontend_mesh))
     desired.update(render_scaling_adapters(graph))
     desired.update(render_claim_templates(graph))
     return desired
 
 
-def _storage(request: StepRequest, graph: Graph) -> tuple[dict[str, Any], dict[str, ResourceSelector]]:
+def _storage(req: StepRequest, graph: Graph) -> tuple[dict[str, Any], dict[str, ResourceSelector]]:
     """Composed PVCs (``create: true``) and the existing ones to look up (``create: false``)."""
-    pvcs = graph_pvcs(request.observed_composite)
-    check_existing(pvcs, request.required, graph.namespace)
+    pvcs = graph_pvcs(req.observed_composite)
+    check_existing(pvcs, req.required, graph.namespace)
     desired = {
         pvc_resource_name(p.name): render_pvc(
-            p, graph.name, graph.namespace, request.observed_resources.get(pvc_resource_name(p.name))
+            p, graph.name, graph.namespace, req.observed_resources.get(pvc_resource_name(p.name))
         )
         for p in pvcs
         if p.create
@@ -160,54 +166,54 @@ def origin_carriers(observed_resources: dict[str, dict[str, Any]]) -> list[dict[
     return [obj for _, obj in sorted(observed_resources.items()) if obj.get("kind") in kinds]
 
 
-def render_graph_deployment(request: StepRequest) -> StepResponse:
+def render_graph_deployment(req: StepRequest) -> StepResponse:
     try:
-        platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
-        graph = graph_from_xr(request.observed_composite)
+        operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
+        graph = graph_from_xr(req.observed_composite)
         origin = resolve_origin_version(
             graph.metadata_annotations,
-            request.observed_composite.get("status") or {},
-            origin_carriers(request.observed_resources),
+            req.observed_composite.get("status") or {},
+            origin_carriers(req.observed_resources),
         )
         graph = with_origin_version(graph, origin)
-        graph = with_adapter_replicas(graph, request.observed_resources)  # the adapters own their replicas
-        raw = raw_components(graph, claimed_object(request.observed_composite, "DynamoGraphDeployment").spec)
+        graph = with_adapter_replicas(graph, req.observed_resources)  # the adapters own their replicas
+        raw = raw_components(graph, claimed_object(req.observed_composite, "DynamoGraphDeployment").spec)
         graph = dataclasses.replace(graph, worker_hash=worker_hash(graph, raw))
         check_annotations(graph)
-        check_costly_rules(request.observed_composite.get("spec") or {})
-        pvcs, lookups = _storage(request, graph)
-        check_gms(graph.components, platform)
+        check_costly_rules(req.observed_composite.get("spec") or {})
+        pvcs, lookups = _storage(req, graph)
+        check_gms(graph.components, operator_config)
         component_backends = _backends(graph)
-        check_inter_pod(graph.components, component_backends, uses_grove(graph, platform))
+        check_inter_pod(graph.components, component_backends, uses_grove(graph, operator_config))
         for component in graph.components:
             check_failover(graph, component, component_backends[component.name])
-        checkpoints = resolve_checkpoints(request, graph, platform, component_backends)
+        checkpoints = resolve_checkpoints(req, graph, operator_config, component_backends)
         graph = dataclasses.replace(graph, checkpoints=checkpoints.resolved)
         lookups.update(checkpoints.requirements)
         status: dict[str, Any] = {STATUS_FIELD: origin}
         if checkpoints.resolved:
             status[CHECKPOINTS_STATUS] = checkpoints.status()
         warnings: tuple[str, ...] = ()
-        conditions = [deprecation_condition(request.observed_composite)]
-        if uses_grove(graph, platform):
-            desired = {**pvcs, **render_graph(graph, platform, component_backends)}
-            lookups.update(stamp_restart(request, graph, desired[PCS_RESOURCE], PCS_RESOURCE))
+        conditions = [deprecation_condition(req.observed_composite)]
+        if uses_grove(graph, operator_config):
+            desired = {**pvcs, **render_graph(graph, operator_config, component_backends)}
+            lookups.update(stamp_restart(req, graph, desired[PCS_RESOURCE], PCS_RESOURCE))
         else:
             check_component_pathway_fields(graph)
-            rendered = render_components(request, graph, platform, raw)
-            desired = {**pvcs, **rendered.desired, **render_graph_shared(graph, platform, frontend_mesh=False)}
+            rendered = render_components(req, graph, operator_config, raw)
+            desired = {**pvcs, **rendered.desired, **render_graph_shared(graph, operator_config, frontend_mesh=False)}
             status.update(rendered.status or {})
             warnings = rendered.warnings
         desired.update(checkpoints.desired)
         if needs_ssh_secret(graph, component_backends):
-            copy, condition = ssh_secret(graph, platform, request.required)
+            copy, condition = ssh_secret(graph, operator_config, req.required)
             desired.update(copy)
-            lookups.update(ssh_secret_requirement(graph, platform))
+            lookups.update(ssh_secret_requirement(graph, operator_config))
             conditions.append(condition)
-    except (SpecError, PlatformConfigError) as err:
+    except (SpecError, OperatorConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
-    desired = pin_observed_adapters(desired, request.observed_resources)
-    desired = binding_after_role(desired, request.observed_resources, preview=is_preview(request.context))
+    desired = pin_observed_adapters(desired, req.observed_resources)
+    desired = binding_after_role(desired, req.observed_resources, preview=is_preview(req.context))
     return StepResponse(
         desired_resources={name: DesiredResource(obj) for name, obj in sorted(desired.items())},
         composite_status=status,

@@ -1,4 +1,4 @@
-"""The DynamoGraphDeployment status on the Grove pathway (reference dynamo-operator.md §3.1 and §3.2).
+"""The DynamoGraphDeployment status on the Grove pathway (docs/upstream/operator.md §3.1 and §3.2).
 
 Grove creates one PodClique per single-node component, ``{pcs}-0-{lower(name)}``, and one
 PodCliqueScalingGroup per multinode component, also ``{pcs}-0-{lower(name)}`` (replica index 0 of

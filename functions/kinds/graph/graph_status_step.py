@@ -92,10 +92,10 @@ def _object_name(resource: str, desired: dict[str, Any], observed: dict[str, Any
     return resource
 
 
-def _verdicts(request: StepRequest, components: tuple[ComponentStatus, ...]) -> list[Verdict]:
+def _verdicts(req: StepRequest, components: tuple[ComponentStatus, ...]) -> list[Verdict]:
     out = []
-    for resource, desired in sorted(request.desired_resources.items()):
-        observed = request.observed_resources.get(resource)
+    for resource, desired in sorted(req.desired_resources.items()):
+        observed = req.observed_resources.get(resource)
         if _is_podcliqueset(desired):
             readiness = MISSING if observed is None else podcliqueset_readiness(components)
         elif is_dcd(desired):
@@ -107,70 +107,69 @@ def _verdicts(request: StepRequest, components: tuple[ComponentStatus, ...]) -> 
     return out
 
 
-def _component_pathway(request: StepRequest, graph: Graph) -> tuple[tuple[ComponentStatus, ...], RestartStatus | None]:
+def _component_pathway(req: StepRequest, graph: Graph) -> tuple[tuple[ComponentStatus, ...], RestartStatus | None]:
     """Per-component statuses and the next restart status from the DCDs the render step composed."""
-    xr = request.observed_composite
+    xr = req.observed_composite
     hash8 = worker_hash(graph, raw_components(graph, claimed_object(xr, "DynamoGraphDeployment").spec))
-    components = component_statuses_from_dcds(graph, request.desired_resources, request.observed_resources, hash8)
-    current = current_dcds(graph, hash8, request.observed_resources)
-    rolling = rolling_update_phase(request.desired_composite) == IN_PROGRESS
+    components = component_statuses_from_dcds(graph, req.desired_resources, req.observed_resources, hash8)
+    current = current_dcds(graph, hash8, req.observed_resources)
+    rolling = rolling_update_phase(req.desired_composite) == IN_PROGRESS
     return components, component_restart_status(xr, graph, current, rolling)
 
 
-def _topology(graph: Graph, request: StepRequest, pcs_resource: str | None) -> tuple[list[Condition], list[Result]]:
+def _topology(graph: Graph, req: StepRequest, pcs_resource: str | None) -> tuple[list[Condition], list[Result]]:
     """``TopologyLevelsAvailable`` once the PodCliqueSet exists, when any topology constraint is set."""
-    observed_pcs = request.observed_resources.get(pcs_resource) if pcs_resource else None
+    observed_pcs = req.observed_resources.get(pcs_resource) if pcs_resource else None
     if observed_pcs is None or not has_topology_constraint(graph):
         return [], []
     condition = topology_condition(observed_pcs)
-    previous = (request.observed_composite.get("status") or {}).get("conditions") or []
+    previous = (req.observed_composite.get("status") or {}).get("conditions") or []
     warning = topology_warning(condition, previous)
     return [condition], [warning] if warning else []
 
 
-def graph_status(request: StepRequest) -> StepResponse:
+def graph_status(req: StepRequest) -> StepResponse:
     try:
-        settings = parse_status_input(request.input)
+        settings = parse_status_input(req.input)
     except InputError as err:
         return fatal(str(err), reason="InvalidInput")
     try:
-        graph = graph_from_xr(request.observed_composite)
+        graph = graph_from_xr(req.observed_composite)
     except SpecError as err:
         return fatal(str(err), reason="InvalidSpec")
 
-    pcs = _podcliqueset(request.desired_resources)
+    pcs = _podcliqueset(req.desired_resources)
     requirements: dict[str, ResourceSelector] = {}
     components: tuple[ComponentStatus, ...] = ()
-    observed_pcs = request.observed_resources.get(pcs[0]) if pcs else None
+    observed_pcs = req.observed_resources.get(pcs[0]) if pcs else None
     if pcs is not None:
         pcs_name = (pcs[1].get("metadata") or {}).get("name") or graph.name
         requirements = grove_requirements(pcs_name, graph.namespace)
-        podcliques = request.required.get(PODCLIQUE_REQUIREMENT, [])
-        pcsgs = request.required.get(PCSG_REQUIREMENT, [])
+        podcliques = req.required.get(PODCLIQUE_REQUIREMENT, [])
+        pcsgs = req.required.get(PCSG_REQUIREMENT, [])
         components = component_statuses(graph, pcs_name, podcliques, pcsgs)
-        restart = restart_status(request.observed_composite, graph, observed_pcs, components)
-    elif any(is_dcd(o) for o in request.desired_resources.values()):
+        restart = restart_status(req.observed_composite, graph, observed_pcs, components)
+    elif any(is_dcd(o) for o in req.desired_resources.values()):
         try:
-            components, restart = _component_pathway(request, graph)
+            components, restart = _component_pathway(req, graph)
         except SpecError as err:
             return fatal(str(err), reason="InvalidSpec")
     else:
-        restart = restart_status(request.observed_composite, graph, None, components)
+        restart = restart_status(req.observed_composite, graph, None, components)
 
-    verdicts = _verdicts(request, components)
-    rolling_update = rolling_update_phase(request.desired_composite) == IN_PROGRESS
-    waiting = waiting_message(graph, (request.desired_composite.get("status") or {}).get(CHECKPOINTS_STATUS) or {})
+    verdicts = _verdicts(req, components)
+    rolling_update = rolling_update_phase(req.desired_composite) == IN_PROGRESS
+    waiting = waiting_message(graph, (req.desired_composite.get("status") or {}).get(CHECKPOINTS_STATUS) or {})
     all_ready = all(v.readiness.ready for v in verdicts) and not rolling_update and waiting is None
-    generation = (request.observed_composite.get("metadata") or {}).get("generation")
-    topology_conditions, results = _topology(graph, request, pcs[0] if pcs else None)
+    generation = (req.observed_composite.get("metadata") or {}).get("generation")
+    topology_conditions, results = _topology(graph, req, pcs[0] if pcs else None)
     status = xr_status(graph, all_ready, components, generation)
     if restart is not None:
         status["restart"] = restart.as_status()
     restarting = restart is not None and restart.phase == RESTARTING
     return StepResponse(
         desired_resources={
-            v.resource: DesiredResource(request.desired_resources[v.resource], ready=v.readiness.ready)
-            for v in verdicts
+            v.resource: DesiredResource(req.desired_resources[v.resource], ready=v.readiness.ready) for v in verdicts
         },
         composite_status=status,
         # True overrides nothing Crossplane would not derive itself; when not ready the XR's Ready

@@ -1,4 +1,4 @@
-"""``nvidia.com/restartAt`` on the clique templates: which components restart now (reference §3.4).
+"""``nvidia.com/restartAt`` on the clique templates: which components restart now (docs/upstream/operator.md §3.4).
 
 The render step works out the same next ``status.restart`` the status step will write
 (``functions.kinds.graph.restart_status``: from the XR's observed status, ``spec.restart`` and, while a restart
@@ -95,15 +95,15 @@ def apply_restart_annotations(
 
 
 def stamp_restart(
-    request: StepRequest,
+    req: StepRequest,
     graph: Graph,
     podcliqueset: dict[str, Any],
     resource_name: str,
 ) -> dict[str, ResourceSelector]:
     """Set ``restartAt`` on the desired PodCliqueSet (composed as ``resource_name``); returns the Grove
     objects to read while a restart is under way."""
-    xr = request.observed_composite
-    observed_podcliqueset = request.observed_resources.get(resource_name)
+    xr = req.observed_composite
+    observed_podcliqueset = req.observed_resources.get(resource_name)
     spec_restart = restart_request(xr)
     if not needs_progress(spec_restart, observed_restart_status(xr)):
         requirements: dict[str, ResourceSelector] = {}
@@ -114,8 +114,8 @@ def stamp_restart(
         statuses = component_statuses(
             graph,
             pcs_name,
-            request.required.get(PODCLIQUE_REQUIREMENT, []),
-            request.required.get(PCSG_REQUIREMENT, []),
+            req.required.get(PODCLIQUE_REQUIREMENT, []),
+            req.required.get(PCSG_REQUIREMENT, []),
         )
     status = restart_status(xr, graph, observed_podcliqueset, statuses)
     restart_id, targets = restart_targets(spec_restart, status, (c.name for c in graph.components))

@@ -1,4 +1,4 @@
-"""``status.restart``: upstream's restart state machine on the Grove pathway (reference §3.4).
+"""``status.restart``: upstream's restart state machine on the Grove pathway (docs/upstream/operator.md §3.4).
 
 ``spec.restart.id`` asks for a restart; the ``nvidia.com/restartAt`` annotation on a component's
 clique template (``functions.kinds.graph.restart``) rolls its pods. Each reconcile derives the next
@@ -22,7 +22,7 @@ restart is under way starts the new one from the beginning.
 When has a component finished restarting? Upstream asks, for the components in progress, that
 the PodCliqueSet's ``status.observedGeneration`` is set and not behind its ``metadata.generation``
 (Grove has processed the template carrying the new annotation) and that the component's PodClique
-or PodCliqueScalingGroup is ready by the §3.2 rules: its own observedGeneration caught up and
+or PodCliqueScalingGroup is ready by the docs/upstream/operator.md §3.2 rules: its own observedGeneration caught up and
 ``spec.replicas == ready/available == updated == status.replicas`` (or zero replicas). A component
 no longer in the graph counts as finished. Upstream can rely on having written the annotation
 itself before it looks; here the annotation reaches the cluster only after the pipeline returns,

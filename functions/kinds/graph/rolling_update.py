@@ -1,4 +1,4 @@
-"""Managed rolling update of worker components on the component pathway (reference §3.5).
+"""Managed rolling update of worker components on the component pathway (docs/upstream/operator.md §3.5).
 
 A change to any worker, prefill or decode spec changes the worker hash, so those components get
 DCDs of a new name. Upstream remembers the previous hash in a DGD annotation; a composition

@@ -1,4 +1,4 @@
-"""The Job that loads a LoRA adapter onto a DynamoModel's endpoints (reference checkpoint-gms-dgdr-model.md §5).
+"""The Job that loads a LoRA adapter onto a DynamoModel's endpoints (docs/upstream/checkpoint-gms-dgdr-model.md §5).
 
 Upstream's controller makes the HTTP calls itself; a composition function must stay deterministic and make no
 network calls, so it composes this Job instead: one per generation of the endpoint set (its name carries a hash

@@ -1,5 +1,6 @@
 """DynamoModel ``nvidia.com/v1alpha1`` (upstream's only version): a model served by a graph's workers, a base
-model or a LoRA adapter loaded onto them (reference checkpoint-gms-dgdr-model.md §5; dynamo-operator.md §4.4).
+model or a LoRA adapter loaded onto them (docs/upstream/checkpoint-gms-dgdr-model.md §5;
+docs/upstream/operator.md §4.4).
 
 The kind's name collides with ``fields.DynamoModel``, the base class of every API model here, hence the
 ``DynamoModel*`` names of the parts."""

@@ -1,5 +1,5 @@
-"""A DynamoModel's endpoints and conditions from what is observed (reference checkpoint-gms-dgdr-model.md §5,
-dynamo-operator.md §4.4): the EndpointSlices of its base model's Services, the pods behind them, and for a LoRA
+"""A DynamoModel's endpoints and conditions from what is observed (docs/upstream/checkpoint-gms-dgdr-model.md §5,
+docs/upstream/operator.md §4.4): the EndpointSlices of its base model's Services, the pods behind them, and for a LoRA
 adapter the results its load Job reported."""
 
 from __future__ import annotations

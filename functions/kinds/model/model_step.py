@@ -1,5 +1,5 @@
 """Pipeline step ``Model``: a DynamoModel XR becomes its endpoints' status and, for a LoRA adapter, the Job that
-loads it (reference checkpoint-gms-dgdr-model.md §5; dynamo-operator.md §4.4).
+loads it (docs/upstream/checkpoint-gms-dgdr-model.md §5; docs/upstream/operator.md §4.4).
 
 - The endpoints are the EndpointSlices labelled ``nvidia.com/dynamo-base-model-hash=<sha256(baseModelName)[:8]>``
   (the headless ``dynamo-model-<hash>`` Services a DGD composes for components with that ``modelRef``), read as
@@ -16,7 +16,7 @@ from typing import Any
 
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object, parse_xr_spec
-from functions.api.operator_config import PLATFORM_REQUIREMENT, PlatformConfigError, platform_config
+from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT, OperatorConfigError, read_operator_config
 from functions.contract import (
     DEFAULT_TTL_SECONDS,
     DesiredResource,
@@ -45,13 +45,13 @@ JOB_POD_REQUIREMENT = "lora-load-job-pod"
 LORA_REQUEUE_SECONDS = 30
 
 
-def dynamo_model(request: StepRequest) -> StepResponse:
-    xr = request.observed_composite
+def dynamo_model(req: StepRequest) -> StepResponse:
+    xr = req.observed_composite
     try:
-        platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
+        operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
         claim = claimed_object(xr, "DynamoModel")
         spec = parse_xr_spec(xr, DynamoModelSpec)
-    except (SpecError, PlatformConfigError) as err:
+    except (SpecError, OperatorConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     selector = {BASE_MODEL_HASH: model_hash(spec.baseModelName)}
     requirements = {
@@ -60,7 +60,7 @@ def dynamo_model(request: StepRequest) -> StepResponse:
         ),
         PODS_REQUIREMENT: ResourceSelector("v1", "Pod", match_labels=selector, namespace=claim.namespace),
     }
-    slices = request.required.get(SLICES_REQUIREMENT, [])
+    slices = req.required.get(SLICES_REQUIREMENT, [])
     found = candidates(slices)
     desired: dict[str, dict[str, Any]] = {}
     lora = spec.modelType.lower() == "lora"
@@ -69,11 +69,11 @@ def dynamo_model(request: StepRequest) -> StepResponse:
     else:
         uri = spec.source.uri if spec.source else ""
         addresses = [c.address for c in found]
-        pods = {str((p.get("metadata") or {}).get("name")): p for p in request.required.get(PODS_REQUIREMENT, [])}
+        pods = {str((p.get("metadata") or {}).get("name")): p for p in req.required.get(PODS_REQUIREMENT, [])}
         results = None
         if found:
             digest = load_set(spec.modelName, uri, addresses)
-            job = request.observed_resources.get(JOB_RESOURCE)
+            job = req.observed_resources.get(JOB_RESOURCE)
             labels = ((job or {}).get("metadata") or {}).get("labels") or {}
             attempt = 1
             if job is not None and labels.get(SET_LABEL) == digest:
@@ -82,7 +82,7 @@ def dynamo_model(request: StepRequest) -> StepResponse:
                 requirements[JOB_POD_REQUIREMENT] = ResourceSelector(
                     "v1", "Pod", match_labels={JOB_NAME_LABEL: name}, namespace=claim.namespace
                 )
-                results = load_results(job_pod(request.required.get(JOB_POD_REQUIREMENT, []), job))
+                results = load_results(job_pod(req.required.get(JOB_POD_REQUIREMENT, []), job))
             # An endpoint that served the adapter keeps serving it while a retry runs.
             previous = {
                 str(e.get("address")): {"code": 200}
@@ -94,7 +94,7 @@ def dynamo_model(request: StepRequest) -> StepResponse:
             if results is not None and not status.serving:
                 attempt += 1  # that attempt finished without every endpoint serving: try again
             desired[JOB_RESOURCE] = render_lora_job(
-                claim.name, claim.namespace, spec.modelName, uri, addresses, platform.model.loraJobImage, attempt
+                claim.name, claim.namespace, spec.modelName, uri, addresses, operator_config.model.loraJobImage, attempt
             )
         else:
             status = lora_status(spec.baseModelName, found, service_count(slices), results, pods)

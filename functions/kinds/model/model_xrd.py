@@ -20,7 +20,7 @@ DM_COLUMNS = [
     {"name": "Total", "type": "integer", "description": "Total endpoints", "jsonPath": ".status.totalEndpoints"},
 ]
 URI_SCHEMES = ("s3://", "hf://", "file:///")
-# Upstream's webhook (§5.5 and checkpoint-gms-dgdr-model.md §5), as CEL on spec.
+# Upstream's webhook (docs/upstream/operator.md §5.5 and docs/upstream/checkpoint-gms-dgdr-model.md §5), as CEL on spec.
 WEBHOOK_RULES = [
     cel("size(self.modelName) > 0", "modelName is required"),
     cel("size(self.baseModelName) > 0", "baseModelName is required"),

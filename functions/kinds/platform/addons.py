@@ -1,6 +1,6 @@
 """What a DynamoPlatform composes on top of a cluster: the provider-helm and provider-kubernetes configurations that
 reach it, one Helm Release per prerequisite, and the EnvironmentConfig that describes the cluster to the DGD steps
-(reference target-apis.md §4.5, §4.6).
+(docs/upstream/target-apis.md §4.5, §4.6).
 
 - Helm: a namespaced ``ProviderConfig`` named after the platform, beside its Releases.
 - Kubernetes: a ``ClusterProviderConfig`` ``dynamo-platform-<name>``, so that the Objects of DGDs placed on the
@@ -15,7 +15,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from functions.api.operator_config import ENVIRONMENT_CONFIG_API_VERSION, PLATFORM_CONFIG_NAME, deep_merge
+from functions.api.operator_config import ENVIRONMENT_CONFIG_API_VERSION, OPERATOR_CONFIG_NAME, deep_merge
 from functions.kinds.platform.cloud import EXTERNAL_NAME, PLATFORM_LABEL, CloudPlan, Platform
 from functions.kinds.platform.platform_api import Chart, Prerequisites
 
@@ -56,11 +56,11 @@ class ReleasePlan:
 
 
 def kubernetes_provider_config_name(platform_name: str) -> str:
-    return f"{PLATFORM_CONFIG_NAME}-{platform_name}"
+    return f"{OPERATOR_CONFIG_NAME}-{platform_name}"
 
 
 def environment_config_name(platform_name: str) -> str:
-    return f"{PLATFORM_CONFIG_NAME}-{platform_name}"
+    return f"{OPERATOR_CONFIG_NAME}-{platform_name}"
 
 
 def release_plans(prerequisites: Prerequisites) -> list[ReleasePlan]:

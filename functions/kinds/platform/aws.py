@@ -1,5 +1,5 @@
 """An EKS cluster for a DynamoPlatform: provider-upjet-aws's namespaced kinds (``eks.aws.m.upbound.io``,
-``iam.aws.m.upbound.io``, v1beta1; reference target-apis.md §4.2).
+``iam.aws.m.upbound.io``, v1beta1; docs/upstream/target-apis.md §4.2).
 
 The cluster and node roles with AWS's managed policies, the Cluster; once it is Ready, one NodeGroup per pool
 (AL2023 AMIs, the NVIDIA variant for GPU pools) and the ClusterAuth that writes the kubeconfig.

@@ -1,5 +1,5 @@
 """An AKS cluster for a DynamoPlatform: provider-upjet-azure's namespaced kinds (``containerservice.azure.m``,
-``azure.m.upbound.io``, v1beta1; reference target-apis.md §4.4).
+``azure.m.upbound.io``, v1beta1; docs/upstream/target-apis.md §4.4).
 
 A ResourceGroup (unless one is named), the KubernetesCluster with the system pool as its default pool (it writes
 the kubeconfig); once it is Ready, one KubernetesClusterNodePool per GPU pool with the GPU driver installed.

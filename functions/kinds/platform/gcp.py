@@ -1,5 +1,5 @@
 """A GKE cluster for a DynamoPlatform: provider-upjet-gcp v1.14.0's cluster-scoped ``container.gcp.upbound.io``
-kinds, at their storage version v1beta1 (nested blocks as lists of one; reference target-apis.md §4.3).
+kinds, at their storage version v1beta1 (nested blocks as lists of one; docs/upstream/target-apis.md §4.3).
 
 The module proxy serves no ``provider-gcp/v2``, whose namespaced ``.m.`` kinds the other clouds use; v1.14.0's
 CRDs have no conversion webhook, so the storage version is the one written. The Cluster without its default pool

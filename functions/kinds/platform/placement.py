@@ -22,7 +22,7 @@ from typing import Any
 
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object
-from functions.api.operator_config import ENVIRONMENT_CONFIG_API_VERSION, PLATFORM_REQUIREMENT
+from functions.api.operator_config import ENVIRONMENT_CONFIG_API_VERSION, OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal, is_preview
 from functions.kinds.platform.addons import KUBERNETES, environment_config_name, kubernetes_provider_config_name
 from functions.kinds.platform.cloud import PLATFORM_LABEL
@@ -147,40 +147,40 @@ def placed(step: Step) -> Step:
     """``step``, placing what it composes on the platform its XR's annotation names."""
 
     @functools.wraps(step)
-    def run(request: StepRequest) -> StepResponse:
-        platform = placement_of(request.observed_composite)
+    def run(req: StepRequest) -> StepResponse:
+        platform = placement_of(req.observed_composite)
         if platform is None:
-            return step(request)
-        return _run_placed(step, request, platform)
+            return step(req)
+        return _run_placed(step, req, platform)
 
     return run
 
 
-def _run_placed(step: Step, request: StepRequest, platform: str) -> StepResponse:
+def _run_placed(step: Step, req: StepRequest, platform: str) -> StepResponse:
     config_name = environment_config_name(platform)
     ask = {PLACEMENT_REQUIREMENT: ResourceSelector(ENVIRONMENT_CONFIG_API_VERSION, "EnvironmentConfig", config_name)}
-    if PLACEMENT_REQUIREMENT not in request.required:
+    if PLACEMENT_REQUIREMENT not in req.required:
         return StepResponse(requirements=ask)  # Crossplane calls again with it
-    found = request.required.get(PLACEMENT_REQUIREMENT) or []
+    found = req.required.get(PLACEMENT_REQUIREMENT) or []
     results: list[Result] = []
     if not found:
         where = f"metadata.annotations[{PLACEMENT_ANNOTATION}]"
         message = (
             f"{where}: DynamoPlatform {platform!r} is not ready: its EnvironmentConfig {config_name} does not exist"
         )
-        if not is_preview(request.context):
+        if not is_preview(req.context):
             return dataclasses.replace(fatal(message, reason="PlatformNotReady"), requirements=ask)
         results.append(Result("warning", message + "; previewed with the default platform configuration"))
     try:
-        claim = claimed_object(request.observed_composite, "placed composite")
+        claim = claimed_object(req.observed_composite, "placed composite")
     except SpecError as err:
         return fatal(str(err), reason="InvalidSpec")
     namespace = claim.namespace
     inner = dataclasses.replace(
-        request,
-        observed_resources=_unwrap_observed(request.observed_resources),
-        desired_resources=_unwrap_desired(request.desired_resources),
-        required={**request.required, PLATFORM_REQUIREMENT: found},
+        req,
+        observed_resources=_unwrap_observed(req.observed_resources),
+        desired_resources=_unwrap_desired(req.desired_resources),
+        required={**req.required, OPERATOR_CONFIG_REQUIREMENT: found},
     )
     first = step(inner)
     if _uses_checkpoints(first):
@@ -201,7 +201,7 @@ def _run_placed(step: Step, request: StepRequest, platform: str) -> StepResponse
             del requirements[key]
     result = first
     if lookups:
-        seen = {key: _seen(request.observed_resources, refs) for key, refs in lookups.items()}
+        seen = {key: _seen(req.observed_resources, refs) for key, refs in lookups.items()}
         answered = {k: v for k, v in seen.items() if v is not None}
         result = step(dataclasses.replace(inner, required={**inner.required, **answered}))
     if result.fatal:

@@ -17,7 +17,7 @@ from typing import Any
 
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object, parse_xr_spec
-from functions.api.operator_config import PlatformConfig
+from functions.api.operator_config import OperatorConfig
 from functions.contract import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal, is_preview
 from functions.kinds.platform.addons import (
     environment_config_name,
@@ -61,7 +61,7 @@ def _check(spec: DynamoPlatformSpec) -> None:
     if problems:
         raise SpecError("; ".join(problems))
     try:
-        PlatformConfig.model_validate(spec.config)
+        OperatorConfig.model_validate(spec.config)
     except ValueError as err:
         raise SpecError(f"spec.config: not a platform configuration: {err}") from None
 
@@ -76,8 +76,8 @@ def _observed_endpoint(platform: Platform, cluster: dict[str, Any] | None) -> tu
     return (str(endpoint) if endpoint else None), (str(version) if version else None)
 
 
-def dynamo_platform(request: StepRequest) -> StepResponse:
-    xr = request.observed_composite
+def dynamo_platform(req: StepRequest) -> StepResponse:
+    xr = req.observed_composite
     try:
         claim = claimed_object(xr, "DynamoPlatform")
         spec = parse_xr_spec(xr, DynamoPlatformSpec)
@@ -85,8 +85,8 @@ def dynamo_platform(request: StepRequest) -> StepResponse:
     except SpecError as err:
         return fatal(str(err), reason="InvalidSpec")
     platform = Platform(claim.name, claim.namespace, spec)
-    preview = is_preview(request.context)
-    observed = request.observed_resources
+    preview = is_preview(req.context)
+    observed = req.observed_resources
     plan = cloud_plan(platform)
     status = PlatformStatus()
     desired: dict[str, DesiredResource] = {}
@@ -116,7 +116,7 @@ def dynamo_platform(request: StepRequest) -> StepResponse:
         status.node_pools.append({"name": pool, "ready": ready, "state": state})
 
     secret_name, secret_key = plan.kubeconfig
-    secrets = request.required.get(KUBECONFIG_REQUIREMENT, [])
+    secrets = req.required.get(KUBECONFIG_REQUIREMENT, [])
     status.kubeconfig_ready, server = kubeconfig_server(secrets, secret_key)
     status.endpoint = server or status.endpoint
     if not status.kubeconfig_ready:

@@ -1,5 +1,5 @@
 """The DynamoGraphDeployment a profiling run generated, from the ``final_config.yaml`` of its output ConfigMap
-(reference checkpoint-gms-dgdr-model.md §4.2 step 4).
+(docs/upstream/checkpoint-gms-dgdr-model.md §4.2 step 4).
 
 The document of kind DynamoGraphDeployment is the graph (a v1alpha1 one is converted to v1beta1); the other
 documents are additional resources, of which ConfigMaps (e.g. the planner's profile data) are composed beside

@@ -1,5 +1,5 @@
 """The profiling Job's ``output-copier`` sidecar: it publishes the profiler's progress and result as the ConfigMap
-``dgdr-output-<dgdr>`` that the DGDR step reads (reference checkpoint-gms-dgdr-model.md §4.4).
+``dgdr-output-<dgdr>`` that the DGDR step reads (docs/upstream/checkpoint-gms-dgdr-model.md §4.4).
 
 It polls ``/data/profiler_status.yaml`` every ``POLL_SECONDS`` (10) and applies the ConfigMap whenever the phase or
 message changes (keys ``phase``, ``message``). On ``status: success`` it adds ``profiler_status: success``,

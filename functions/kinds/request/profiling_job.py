@@ -1,5 +1,5 @@
-"""A DynamoGraphDeploymentRequest's profiling Job ``profile-<dgdr>`` and the RBAC its pod runs with (reference
-checkpoint-gms-dgdr-model.md §4.3, dynamo-operator.md §4.1).
+"""A DynamoGraphDeploymentRequest's profiling Job ``profile-<dgdr>`` and the RBAC its pod runs with
+(docs/upstream/checkpoint-gms-dgdr-model.md §4.3, docs/upstream/operator.md §4.1).
 
 The ``profiler`` container runs ``python -m dynamo.profiler --config <the spec as JSON> --output-dir /data``;
 the ``output-copier`` sidecar (``profiling_copier``) publishes its progress and result as the ConfigMap

@@ -1,6 +1,7 @@
-"""``overrides.profilingJob`` merged into a DGDR's profiling Job through upstream's allow-list (reference
-checkpoint-gms-dgdr-model.md §4.3, dynamo-operator.md §4.1): the Job's limits, the pod's labels (not the Job's own
-keys), annotations and scheduling, security and DNS fields, volumes and init containers by name; the profiler's
+"""``overrides.profilingJob`` merged into a DGDR's profiling Job through upstream's allow-list
+(docs/upstream/checkpoint-gms-dgdr-model.md §4.3, docs/upstream/operator.md §4.1): the Job's limits, the pod's
+labels (not the Job's own keys), annotations and scheduling, security and DNS fields, volumes and init containers by
+name; the profiler's
 override entry (the container named ``profiler``, else the first unnamed or not the copier) gives its image,
 resources, security context, env and mounts by name, and appends envFrom; the ``output-copier`` entry gives
 only image and resources. Everything else is reported, not applied.

@@ -1,5 +1,5 @@
 """DynamoGraphDeploymentRequest (DGDR): an SLA-driven request that a profiling Job turns into a DynamoGraphDeployment
-(reference checkpoint-gms-dgdr-model.md §4, dynamo-operator.md §4.1).
+(docs/upstream/checkpoint-gms-dgdr-model.md §4, docs/upstream/operator.md §4.1).
 
 Both of upstream's versions: ``nvidia.com/v1beta1`` (the hub and storage version) and the deprecated
 ``nvidia.com/v1alpha1``, told apart by content (v1alpha1 requires ``profilingConfig``, which v1beta1 does not

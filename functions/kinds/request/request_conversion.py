@@ -1,5 +1,5 @@
 """A DynamoGraphDeploymentRequest of either shape as the v1beta1 hub, and the hub status as v1alpha1's, following
-upstream's conversion (reference checkpoint-gms-dgdr-model.md §4.6).
+upstream's conversion (docs/upstream/checkpoint-gms-dgdr-model.md §4.6).
 
 Upstream converts through a webhook and keeps what the other version cannot hold in two annotations; here the XR
 holds what the user wrote (one union schema), so nothing needs keeping: the function reads the v1alpha1 fields

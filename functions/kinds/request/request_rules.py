@@ -1,5 +1,5 @@
 """What a DynamoGraphDeploymentRequest's spec must satisfy before profiling, and which edits it takes afterwards
-(reference checkpoint-gms-dgdr-model.md §4.2, §4.5; dynamo-operator.md §5.4).
+(docs/upstream/checkpoint-gms-dgdr-model.md §4.2, §4.5; docs/upstream/operator.md §5.4).
 
 - Upstream's webhook rules that need the platform config (GPU discovery) or a parsed image tag are Fatal here:
   the XRD cannot read either.

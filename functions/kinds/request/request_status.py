@@ -1,5 +1,5 @@
-"""A DynamoGraphDeploymentRequest's phase and conditions, from what is observed (reference
-checkpoint-gms-dgdr-model.md §4.2, dynamo-operator.md §4.1).
+"""A DynamoGraphDeploymentRequest's phase and conditions, from what is observed
+(docs/upstream/checkpoint-gms-dgdr-model.md §4.2, docs/upstream/operator.md §4.1).
 
 Upstream's controller walks Pending → Profiling → Ready (``autoApply: false``) or Deploying → Deployed, with
 Failed as the terminal state. Here every reconcile derives the phase again from the previous status (the phase

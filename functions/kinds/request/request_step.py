@@ -1,6 +1,6 @@
 """Pipeline step ``GraphDeploymentRequest``: a DynamoGraphDeploymentRequest XR becomes its profiling Job, then the
-DynamoGraphDeployment the profiler chose, and reports upstream's phases and conditions (reference
-checkpoint-gms-dgdr-model.md §4).
+DynamoGraphDeployment the profiler chose, and reports upstream's phases and conditions
+(docs/upstream/checkpoint-gms-dgdr-model.md §4).
 
 - Composed: the profiling ServiceAccount and its binding (to the platform's ClusterRole, or a Role of ours), the
   Job ``profile-<dgdr>``; once profiling succeeded, the ConfigMaps of the profiler's output and, with
@@ -22,11 +22,11 @@ import yaml
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object
 from functions.api.operator_config import (
+    OPERATOR_CONFIG_REQUIREMENT,
     OPERATOR_VERSION,
-    PLATFORM_REQUIREMENT,
-    PlatformConfig,
-    PlatformConfigError,
-    platform_config,
+    OperatorConfig,
+    OperatorConfigError,
+    read_operator_config,
 )
 from functions.contract import (
     DesiredResource,
@@ -140,19 +140,19 @@ def _generated(
     return None, None
 
 
-def profiler_image(spec: dict[str, Any], platform: PlatformConfig) -> str:
-    return spec.get("image") or platform.dgdr.defaultImage or DEFAULT_IMAGE
+def profiler_image(spec: dict[str, Any], operator_config: OperatorConfig) -> str:
+    return spec.get("image") or operator_config.dgdr.defaultImage or DEFAULT_IMAGE
 
 
 def generated_graph(
-    xr: dict[str, Any], output: dict[str, Any] | None, platform: PlatformConfig
+    xr: dict[str, Any], output: dict[str, Any] | None, operator_config: OperatorConfig
 ) -> tuple[Generated | None, str | None]:
     """The graph a DGDR deploys (or would), from its profiling ``output`` (the output ConfigMap's data) or its
     status; and the problem when the output holds none. Raises ``SpecError``."""
     claim = claimed_object(xr, "DynamoGraphDeploymentRequest")
     previous = xr.get("status") or {}
     spec = accepted_spec(hub_spec(xr).spec, previous, (xr.get("metadata") or {}).get("generation")).spec
-    version = spec.get("runtimeVersionOverride") or image_tag_version(profiler_image(spec, platform))
+    version = spec.get("runtimeVersionOverride") or image_tag_version(profiler_image(spec, operator_config))
     dgd_name = _dgd_name(spec, claim.name, previous)
     return _generated(output, previous, claim.name, claim.namespace, dgd_name, version)
 
@@ -167,21 +167,23 @@ def _deployment_info(dgd: dict[str, Any] | None) -> dict[str, int] | None:
     }
 
 
-def dynamo_graph_deployment_request(request: StepRequest) -> StepResponse:
-    xr = request.observed_composite
+def dynamo_graph_deployment_request(req: StepRequest) -> StepResponse:
+    xr = req.observed_composite
     previous = xr.get("status") or {}
     metadata = xr.get("metadata") or {}
     try:
-        platform = platform_config(request.required.get(PLATFORM_REQUIREMENT, []))
+        operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
         claim = claimed_object(xr, "DynamoGraphDeploymentRequest")
         hub = hub_spec(xr)
-    except (SpecError, PlatformConfigError) as err:
+    except (SpecError, OperatorConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     name, namespace = claim.name, claim.namespace
     accepted = accepted_spec(hub.spec, previous, metadata.get("generation"))
     spec = accepted.spec
-    image = profiler_image(spec, platform)
-    discovery = platform.gpu.discoveryEnabled and not platform.namespace.restricted and hub.alpha.gpu_discovery
+    image = profiler_image(spec, operator_config)
+    discovery = (
+        operator_config.gpu.discoveryEnabled and not operator_config.namespace.restricted and hub.alpha.gpu_discovery
+    )
     results: list[Result] = []
     if accepted.rejected:
         results.append(Result("warning", accepted.rejected, "SpecChangeRejected", claim=True))
@@ -198,25 +200,25 @@ def dynamo_graph_deployment_request(request: StepRequest) -> StepResponse:
         if needs_discovery(spec) and discovery:
             requirements[NODES_REQUIREMENT] = ResourceSelector("v1", "Node", match_labels={GPU_NODE_LABEL: "true"})
             profiler_spec, validation_problem = with_hardware(
-                profiler_spec, discovered_hardware(request.required.get(NODES_REQUIREMENT, []))
+                profiler_spec, discovered_hardware(req.required.get(NODES_REQUIREMENT, []))
             )
         pvc = (spec.get("modelCache") or {}).get("pvcName")
         if pvc:
             requirements[PVC_REQUIREMENT] = ResourceSelector(
                 "v1", "PersistentVolumeClaim", match_name=pvc, namespace=namespace
             )
-            if not request.required.get(PVC_REQUIREMENT):
+            if not req.required.get(PVC_REQUIREMENT):
                 validation_problem = validation_problem or (
                     f"spec.modelCache.pvcName: model cache PVC {pvc} not found in namespace {namespace}"
                 )
 
-    observed = request.observed_resources
+    observed = req.observed_resources
     job = observed.get(JOB_RESOURCE)
     the_job = job_name(name)
     requirements[OUTPUT_REQUIREMENT] = ResourceSelector(
         "v1", "ConfigMap", match_name=output_configmap_name(name), namespace=namespace
     )
-    own = [o for o in request.required.get(OUTPUT_REQUIREMENT, []) if not _stale(o, metadata.get("uid"))]
+    own = [o for o in req.required.get(OUTPUT_REQUIREMENT, []) if not _stale(o, metadata.get("uid"))]
     output = profiling_output(own[0].get("data") or {}) if own else None
     if job is not None:
         requirements[POD_REQUIREMENT] = ResourceSelector(
@@ -231,7 +233,7 @@ def dynamo_graph_deployment_request(request: StepRequest) -> StepResponse:
             previous=previous,
             observed=Observed(
                 job=job,
-                job_pod=job_pod(request.required.get(POD_REQUIREMENT, []), job),
+                job_pod=job_pod(req.required.get(POD_REQUIREMENT, []), job),
                 output=output,
                 dgd=dgd,
             ),
@@ -252,7 +254,7 @@ def dynamo_graph_deployment_request(request: StepRequest) -> StepResponse:
             "name": metadata.get("name", ""),
             "uid": metadata.get("uid", ""),
         }
-        desired.update(render_profiling_rbac(name, namespace, platform.dgdr.profilingClusterRoleName))
+        desired.update(render_profiling_rbac(name, namespace, operator_config.dgdr.profilingClusterRoleName))
         settings = ProfilingSettings(
             name=name,
             namespace=namespace,
@@ -260,10 +262,10 @@ def dynamo_graph_deployment_request(request: StepRequest) -> StepResponse:
             spec=profiler_spec,
             service_account=service_account_name(name),
             owner=owner,
-            infrastructure=platform.infrastructure,
+            infrastructure=operator_config.infrastructure,
             alpha=hub.alpha,
-            operator_image=platform.dgdr.operatorImage,
-            operator_image_pull_policy=platform.dgdr.operatorImagePullPolicy,
+            operator_image=operator_config.dgdr.operatorImage,
+            operator_image_pull_policy=operator_config.dgdr.operatorImagePullPolicy,
         )
         try:
             rendered, ignored = render_profiling_job(settings)
@@ -289,7 +291,7 @@ def dynamo_graph_deployment_request(request: StepRequest) -> StepResponse:
     if decision.compose_dgd and generated is not None:
         desired[DGD_RESOURCE] = generated.dgd
     desired = binding_after_role(
-        desired, observed, preview=is_preview(request.context), binding=BINDING_RESOURCE, role=ROLE_RESOURCE
+        desired, observed, preview=is_preview(req.context), binding=BINDING_RESOURCE, role=ROLE_RESOURCE
     )
 
     status: dict[str, Any] = {"phase": phase, PROCESSED_SPEC: spec}

@@ -1,4 +1,5 @@
-"""DynamoGraphDeploymentScalingAdapters: one per component with a scaling adapter (reference §1.6, §4.2).
+"""DynamoGraphDeploymentScalingAdapters: one per component with a scaling adapter
+(docs/upstream/operator.md §1.6, §4.2).
 
 Upstream, the DGD controller creates a DGDSA per component with ``scalingAdapter`` (v1alpha1
 ``enabled: true``; v1beta1: present), its ``spec.replicas`` initialised from the component's

@@ -123,12 +123,12 @@ def adapter_status(spec: AdapterSpec, observed_status: dict[str, Any]) -> Adapte
     )
 
 
-def scaling_adapter(request: StepRequest) -> StepResponse:
+def scaling_adapter(req: StepRequest) -> StepResponse:
     try:
-        spec = adapter_spec(request.observed_composite)
+        spec = adapter_spec(req.observed_composite)
     except SpecError as err:
         return fatal(str(err), reason="InvalidSpec")
-    observed_status = request.observed_composite.get("status")
+    observed_status = req.observed_composite.get("status")
     result = adapter_status(spec, observed_status if isinstance(observed_status, dict) else {})
     results = []
     if result.scaled_from is not None:

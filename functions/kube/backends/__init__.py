@@ -1,4 +1,5 @@
-"""Backend-specific pod changes: vLLM, SGLang and TensorRT-LLM (reference §1.3 detection, §2.4 multinode).
+"""Backend-specific pod changes: vLLM, SGLang and TensorRT-LLM
+(docs/upstream/operator.md §1.3 detection, §2.4 multinode).
 
 Pure functions over plain-dict pod specs (main container named ``main``). Typical use while rendering one pod role::
 

@@ -1,4 +1,4 @@
-"""Which inference backend a worker runs (reference §1.3, upstream ``graph.go`` detection helpers).
+"""Which inference backend a worker runs (docs/upstream/operator.md §1.3, upstream ``graph.go`` detection helpers).
 
 Upstream facts used here (``deploy/operator/internal/dynamo/graph.go``):
 

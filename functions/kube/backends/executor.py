@@ -1,4 +1,4 @@
-"""vLLM multinode executor choice: multiprocessing (``mp``) or Ray (reference §2.4).
+"""vLLM multinode executor choice: multiprocessing (``mp``) or Ray (docs/upstream/operator.md §2.4).
 
 Upstream facts (``backend_vllm.go`` ``shouldUseMpBackend``, ``graph.go`` ``propagateDGDAnnotations``,
 ``featuregate/operator_origin.go``, ``featuregate/gates.go``):

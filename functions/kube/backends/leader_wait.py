@@ -1,4 +1,4 @@
-"""The wait-for-leader ConfigMap and the init container that runs it (reference §1.2, §1.6, §2.4).
+"""The wait-for-leader ConfigMap and the init container that runs it (docs/upstream/operator.md §1.2, §1.6, §2.4).
 
 Upstream facts (``backend_vllm.go``): ConfigMap ``{dgd}-wait-leader-script`` with key ``wait-for-leader.py`` and the
 graph-name label; pod volume ``wait-leader-script`` (ConfigMap source); init container ``wait-for-leader-mp`` on the

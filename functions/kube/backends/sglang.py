@@ -1,4 +1,4 @@
-"""SGLang multinode (reference §2.4; upstream ``backend_sglang.go``).
+"""SGLang multinode (docs/upstream/operator.md §2.4; upstream ``backend_sglang.go``).
 
 Every pod gets ``--dist-init-addr <leader>:29500 --nnodes N --node-rank <rank>``; worker pods lose their probes.
 """

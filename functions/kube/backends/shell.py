@@ -1,4 +1,4 @@
-"""Putting multinode flags into a container's launch command (reference §2.4, "Flag injection").
+"""Putting multinode flags into a container's launch command (docs/upstream/operator.md §2.4, "Flag injection").
 
 Upstream facts (``utils.go`` and ``backend_sglang.go`` ``isPythonCommand``):
 

@@ -1,4 +1,4 @@
-"""Where the leader is and which rank a pod has, per multinode pathway (reference §2.4).
+"""Where the leader is and which rank a pod has, per multinode pathway (docs/upstream/operator.md §2.4).
 
 Upstream facts (``grove.go`` ``GroveMultinodeDeployer``, ``lws.go`` ``LWSMultinodeDeployer``):
 

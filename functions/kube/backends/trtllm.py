@@ -1,6 +1,6 @@
-"""TensorRT-LLM multinode over MPI/SSH (reference §2.4; upstream ``backend_trtllm.go``).
+"""TensorRT-LLM multinode over MPI/SSH (docs/upstream/operator.md §2.4; upstream ``backend_trtllm.go``).
 
-Upstream facts beyond the reference text:
+Upstream facts beyond docs/upstream/operator.md:
 
 * the SSH secret holds ``private.key`` and ``private.key.pub``; both roles install them as ``$HOME/.ssh/id_rsa``,
   ``id_rsa.pub`` and ``authorized_keys`` (modes 600/644/600) and write a client config for port 2222 (``$HOME`` rather

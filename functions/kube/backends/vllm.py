@@ -1,6 +1,6 @@
-"""vLLM multinode (reference §2.4; upstream ``backend_vllm.go`` at the baseline).
+"""vLLM multinode (docs/upstream/operator.md §2.4; upstream ``backend_vllm.go`` at the baseline).
 
-Upstream facts beyond the reference text:
+Upstream facts beyond docs/upstream/operator.md:
 
 * TP/PP/DP sizes are read from the container **args** only (each arg split on blanks), first occurrence whose value
   is an integer, default 1; the GPU count is the integer GPU limit (0 disables every multinode rewrite);

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from functions.api.operator_config import PLATFORM_REQUIREMENT
+from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.fn import run
 from functions.kinds import INPUT_API_VERSION
 from functions.tooling.bench.model import (
@@ -32,7 +32,7 @@ def run_function_request(xr: dict[str, Any], kind: str) -> fnv1.RunFunctionReque
     req.observed.composite.resource.update(xr)
     req.input.update({"apiVersion": INPUT_API_VERSION, "kind": kind})
     # The Composition's bootstrap requirement; no EnvironmentConfig matches it, so it is empty.
-    req.required_resources[PLATFORM_REQUIREMENT].CopyFrom(fnv1.Resources())
+    req.required_resources[OPERATOR_CONFIG_REQUIREMENT].CopyFrom(fnv1.Resources())
     return req
 
 

@@ -76,3 +76,22 @@ def test_the_converged_preview_is_what_a_second_crank_reconcile_adds(
     if "Role" in kinds:  # the discovery RoleBinding waits for its Role
         assert "RoleBinding" not in kinds and [d["kind"] for d in added.values()] == ["RoleBinding"]
 
+
+# Strings Go's YAML reads as numbers or booleans: crank double-quotes them, and so must our render, or kubectl
+# would read a worker hash like 791904e4 (an exponent) as a number and refuse the label.
+GO_NON_STRINGS = ["791904e4", "1e5", "-1E-3", "12", "1.5", "true", "y", "N", "null", "0x1F"]
+
+
+@pytest.mark.parametrize("value", GO_NON_STRINGS)
+def test_render_quotes_strings_go_reads_as_other_types(value: str, functions_file: Path, tmp_path: Path) -> None:
+    claim = load_claim(REPO / "examples" / "dgd" / "vllm-agg.yaml")
+    main = claim["spec"]["components"][-1]["podTemplate"]["spec"]["containers"][0]
+    main.setdefault("env", []).append({"name": "EXAMPLE_VALUE", "value": value})
+    xr = claim_to_xr(claim)
+    composition = find_composition(xr, load_documents(COMPOSITIONS))
+    (tmp_path / "xr.yaml").write_text(dump_documents([xr]))  # as Go reads it
+    (tmp_path / "composition.yaml").write_text(yaml.safe_dump(composition))
+    ours = dump_documents(render(xr, composition, converge=False).composed)
+    theirs = crank_render(str(tmp_path / "xr.yaml"), str(tmp_path / "composition.yaml"), str(functions_file))
+    for out in (ours, theirs):
+        assert f'value: "{value}"' in out, out

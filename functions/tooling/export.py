@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object
 from functions.api.operator_config import OPERATOR_CONFIG_NAME, OperatorConfigError, read_operator_config
 from functions.kinds.request.generated_graph import exported_manifest
 from functions.kinds.request.request_step import generated_graph
-from functions.tooling.manifests import ManifestError, as_xr, load_documents
+from functions.tooling.manifests import ManifestError, as_xr, dump_yaml, load_documents
 
 REQUEST_KINDS = ("DynamoGraphDeploymentRequest", "XDynamoGraphDeploymentRequest")
 
@@ -54,7 +53,7 @@ def export_manifest(request: dict[str, Any], output: dict[str, Any] | None, conf
     manifest = exported_manifest(generated.dgd)
     source = "its profiling output" if output is not None else "its status"
     header = f"# The DynamoGraphDeployment that DynamoGraphDeploymentRequest {name} generated, from {source}.\n"
-    return header + yaml.safe_dump(manifest, sort_keys=False, width=120)
+    return header + dump_yaml(manifest, sort_keys=False, width=120)
 
 
 @click.command(name="export")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -94,12 +95,22 @@ class _RenderDumper(yaml.SafeDumper):
 
     # YAML 1.1 booleans Go's resolver knows and PyYAML's does not.
     _GO_ONLY_BOOLS = frozenset({"y", "Y", "n", "N"})
+    # Go's YAML reads "1e5" and "791904e4" as floats; PyYAML's resolver wants a dot. Such a string printed plain
+    # would reach kubectl as a number (a label value like a worker hash, refused), so it is double-quoted as Go does.
+    _GO_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
 
     def choose_scalar_style(self) -> str | None:
         style = super().choose_scalar_style()
         if isinstance(self.event, yaml.ScalarEvent) and "\n" in self.event.value and self.analysis.allow_block:
             return "|"  # Go writes multi-line strings as literal blocks
         if isinstance(self.event, yaml.ScalarEvent) and self.event.value in self._GO_ONLY_BOOLS:
+            return '"'
+        if (
+            isinstance(self.event, yaml.ScalarEvent)
+            and not style
+            and self.event.tag == "tag:yaml.org,2002:str"
+            and self._GO_FLOAT.match(self.event.value)
+        ):
             return '"'
         if style == "'" and isinstance(self.event, yaml.ScalarEvent):
             plain_tag = self.resolve(yaml.ScalarNode, self.event.value, (True, False))
@@ -108,8 +119,12 @@ class _RenderDumper(yaml.SafeDumper):
         return style
 
 
+def dump_yaml(obj: Any, *, sort_keys: bool = True, width: int = 80) -> str:
+    """YAML that Go (kubectl, Crossplane) reads back as the same values: strings Go would take for numbers or
+    booleans are quoted."""
+    return yaml.dump(obj, Dumper=_RenderDumper, sort_keys=sort_keys, width=width, allow_unicode=True)
+
+
 def dump_documents(docs: list[dict[str, Any]]) -> str:
     """YAML documents as crossplane render prints them (``---`` before each, keys sorted)."""
-    return "".join(
-        "---\n" + yaml.dump(d, Dumper=_RenderDumper, sort_keys=True, width=80, allow_unicode=True) for d in docs
-    )
+    return "".join("---\n" + dump_yaml(d) for d in docs)

@@ -22,6 +22,7 @@ import yaml
 
 from apiserver import ensure_namespace, install_crd, plural, resource_path
 from controlplane import APIError, ControlPlane
+from corpus import example_claim
 from crossplane_core import Crossplane, apply
 from crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, audit_events, service_account_user
 from functions.kinds.request.profiling_job import PROFILING_RULES
@@ -31,7 +32,10 @@ from test_rbac import MESH_PLATFORM, discovery_role, role_grants
 from tooling import require_shared
 
 ENVIRONMENT_CONFIGS = "/apis/apiextensions.crossplane.io/v1beta1/environmentconfigs"
-MESH_EXAMPLES = ("vllm-agg.yaml", "vllm-gaie.yaml")  # a frontend VirtualService; the EPP's DestinationRule
+MESH_EXAMPLES = (
+    example_claim("vllm-agg"),
+    example_claim("vllm-gaie"),
+)  # a frontend VirtualService; the EPP's DestinationRule
 MESH_KINDS = {"VirtualService", "DestinationRule"}
 SECONDS = 90.0
 
@@ -100,11 +104,11 @@ def reconciled(crossplane: Crossplane) -> list[dict[str, Any]]:
         wait_synced(crossplane, claim, len(expected), discovered)
     apply(cp, MESH_PLATFORM, ENVIRONMENT_CONFIGS)
     try:
-        for name in MESH_EXAMPLES:
-            claim = _create(cp, REPO / "examples" / name, _namespace(REPO / "examples" / name, "rbac-mesh-"))
+        for path in MESH_EXAMPLES:
+            claim = _create(cp, path, _namespace(path, "rbac-mesh-"))
             deadline = time.monotonic() + SECONDS
             while not _xr_with_mesh(cp, claim):
-                assert time.monotonic() < deadline, f"{name}: no Istio object composed under the mesh platform"
+                assert time.monotonic() < deadline, f"{path.name}: no Istio object composed under the mesh platform"
                 time.sleep(0.5)
         time.sleep(2)  # the Istio objects' own applies, and a reconcile after them
     finally:

@@ -2,7 +2,7 @@
 # Install the non-Python tools the tests use, into a cache outside the repo:
 #
 #   ${FUNCTION_DYNAMO_CACHE:-$HOME/.cache/function-dynamo}/
-#     bin/crank-<CROSSPLANE_VERSION>   the Crossplane CLI, built from its Go module
+#     bin/crank-<CRANK_VERSION>        the Crossplane CLI, built from its Go module
 #     bin/crossplane-<CROSSPLANE_VERSION>-loopback   Crossplane core and RBAC manager, listeners patched to
 #                                      127.0.0.1 or off (.patches beside it says which)
 #     crds/crossplane-<CROSSPLANE_VERSION>/          Crossplane's own CRDs (`crossplane core init` installs them)
@@ -21,14 +21,17 @@ set -euo pipefail
 
 # --- pinned versions (one constant each) -------------------------------------
 
-# Crossplane CLI. Not v2.2.4 (the release we target): the Go module proxy
-# reachable from here and from CI refuses github.com/crossplane/crossplane/v2
-# v2.2.2, v2.2.3 and v2.2.4 ("403 This module version is not available");
-# v2.2.1 is the newest v2.2.x it serves. `go install ...@v2.2.1` fails too
-# (the proxy also refuses @v/list, used for the deprecation lookup), so we
-# download the module and `go build` it from its directory.
-CROSSPLANE_VERSION=v2.2.1
+# Crossplane core (and its RBAC manager, CRDs and chart RBAC): the version the end-to-end tests run. Its
+# go.mod replaces github.com/crossplane/crossplane/apis/v2 with ./apis, a nested module the module zip leaves
+# out, so it is built in a copy of the module directory without that replace, against the served apis/v2 module
+# of the same version.
+CROSSPLANE_VERSION=v2.4.0
 CROSSPLANE_MODULE=github.com/crossplane/crossplane/v2
+CROSSPLANE_APIS_MODULE=github.com/crossplane/crossplane/apis/v2
+# The Crossplane CLI (crank: xpkg build and push, render). From v2.3 on the module has no cmd/crank, so the CLI
+# stays the newest v2.2 the Go module proxy serves: v2.2.1 (it refuses v2.2.2 to v2.2.4, and the @v/list that
+# `go install` needs, so the module is downloaded and built from its directory).
+CRANK_VERSION=v2.2.1
 
 # Helm renders the RBAC of Crossplane's own chart (cluster/charts/crossplane in
 # the module above), so the tests run Crossplane under the roles a Helm install gives it.
@@ -73,16 +76,17 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${FUNCTION_DYNAMO_CACHE:-$HOME/.cache/function-dynamo}"
 BIN_DIR="$CACHE/bin"
 CRDS_DIR="$CACHE/crds"
-CRANK="$BIN_DIR/crank-$CROSSPLANE_VERSION"
+CRANK="$BIN_DIR/crank-$CRANK_VERSION"
 CROSSPLANE="$BIN_DIR/crossplane-$CROSSPLANE_VERSION-loopback"
 CROSSPLANE_CRDS="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION"
 HELM="$BIN_DIR/helm-$HELM_VERSION"
 CROSSPLANE_RBAC="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION-rbac/rbac.yaml"
+CROSSPLANE_RENDER_PROTO="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION-proto/render/v1alpha1/render.proto"
 
 die() { echo "install-tools.sh: error: $*" >&2; exit 1; }
 step() { echo "==> install-tools: $*"; }
 
-command -v go >/dev/null 2>&1 || die "go not found on PATH (Go >= 1.25, as required by crossplane $CROSSPLANE_VERSION's go.mod, builds the Crossplane CLI)"
+command -v go >/dev/null 2>&1 || die "go not found on PATH (Go >= 1.25, as required by crossplane $CROSSPLANE_VERSION's go.mod, builds Crossplane)"
 command -v python3 >/dev/null 2>&1 || die "python3 not found on PATH"
 
 mkdir -p "$BIN_DIR" "$CRDS_DIR"
@@ -136,20 +140,24 @@ mod_download() {
     [[ -d "$MOD_DIR" ]] || die "go mod download $1 reported no usable Dir (got '$MOD_DIR')"
 }
 
-# crossplane_build DIR PKG DEST: build a Crossplane command (version stamped) from DIR into DEST.
+# Where Crossplane keeps its version: internal/version up to v2.2, crossplane-runtime's pkg/version from v2.3 on
+# (core refuses every package, "invalid semantic version", without it). -X on a symbol a binary lacks is a no-op.
+CROSSPLANE_RUNTIME_VERSION_VAR=github.com/crossplane/crossplane-runtime/v2/pkg/version.version
+
+# crossplane_build DIR PKG DEST VERSION: build a Crossplane command (version stamped) from DIR into DEST.
 #   go prints one "go: downloading" line per dependency (~230 on a cold module
 #   cache): its output goes to a log, shown only on failure.
 crossplane_build() {
-    local dir="$1" pkg="$2" dest="$3"
+    local dir="$1" pkg="$2" dest="$3" version="$4"
     local tmp_bin="$BIN_DIR/.$(basename "$dest").tmp.$$"
     partial+=("$tmp_bin")
     build_log="$work/go-build-$(basename "$pkg").log"
     if ! (cd "$dir" && CGO_ENABLED=0 go build -trimpath \
-            -ldflags "-X=$CROSSPLANE_MODULE/internal/version.version=$CROSSPLANE_VERSION" \
+            -ldflags "-X=$CROSSPLANE_MODULE/internal/version.version=$version -X=$CROSSPLANE_RUNTIME_VERSION_VAR=$version" \
             -o "$tmp_bin" "$pkg") >"$build_log" 2>&1; then
         rm -f "$tmp_bin"
         grep -v '^go: downloading ' "$build_log" | tail -n 60 >&2 || true
-        die "building $pkg of crossplane $CROSSPLANE_VERSION failed (go output above)"
+        die "building $pkg of crossplane $version failed (go output above)"
     fi
     mv -f "$tmp_bin" "$dest"
 }
@@ -158,25 +166,25 @@ crossplane_build() {
 
 crank_ok() {
     local out  # read whole, then searched: "cmd | grep -q" under pipefail fails when cmd gets SIGPIPE
-    [[ -x "$CRANK" ]] && out="$("$CRANK" version --client 2>/dev/null)" && [[ "$out" == *"$CROSSPLANE_VERSION"* ]]
+    [[ -x "$CRANK" ]] && out="$("$CRANK" version --client 2>/dev/null)" && [[ "$out" == *"$CRANK_VERSION"* ]]
 }
 
 if crank_ok; then
-    step "crank $CROSSPLANE_VERSION: present, skipping build: $CRANK"
+    step "crank $CRANK_VERSION: present, skipping build: $CRANK"
 else
-    step "crank $CROSSPLANE_VERSION: downloading module $CROSSPLANE_MODULE@$CROSSPLANE_VERSION"
-    mod_download "$CROSSPLANE_MODULE@$CROSSPLANE_VERSION"
-    step "crank $CROSSPLANE_VERSION: building ./cmd/crank in $MOD_DIR (takes ~2-5 minutes on 2 cores)"
+    step "crank $CRANK_VERSION: downloading module $CROSSPLANE_MODULE@$CRANK_VERSION"
+    mod_download "$CROSSPLANE_MODULE@$CRANK_VERSION"
+    step "crank $CRANK_VERSION: building ./cmd/crank in $MOD_DIR (takes ~2-5 minutes on 2 cores)"
     t0=$SECONDS
-    crossplane_build "$MOD_DIR" ./cmd/crank "$CRANK"
-    crank_ok || die "built $CRANK but '$CRANK version --client' does not report $CROSSPLANE_VERSION"
-    step "crank $CROSSPLANE_VERSION: built in $((SECONDS - t0))s ($(grep -c '^go: downloading ' "$build_log" || true) modules downloaded): $CRANK"
+    crossplane_build "$MOD_DIR" ./cmd/crank "$CRANK" "$CRANK_VERSION"
+    crank_ok || die "built $CRANK but '$CRANK version --client' does not report $CRANK_VERSION"
+    step "crank $CRANK_VERSION: built in $((SECONDS - t0))s ($(grep -c '^go: downloading ' "$build_log" || true) modules downloaded): $CRANK"
 fi
 
 # --- Crossplane core -------------------------------------------------------------
 
 # What the loopback build changes; a binary stamped with other patches is rebuilt.
-CROSSPLANE_PATCHES="core metrics+health on 127.0.0.1; rbac manager metrics off"
+CROSSPLANE_PATCHES="core metrics+health on 127.0.0.1; rbac manager metrics off; apis/v2 from the module proxy; version in crossplane-runtime"
 if [[ -x "$CROSSPLANE" ]] && "$CROSSPLANE" --help >/dev/null 2>&1 && [[ -f "$CROSSPLANE_CRDS/.source" ]] \
     && [[ -f "$CROSSPLANE.patches" && "$(cat "$CROSSPLANE.patches")" == "$CROSSPLANE_PATCHES" ]]; then
     step "crossplane core $CROSSPLANE_VERSION: present, skipping build: $CROSSPLANE"
@@ -185,6 +193,11 @@ else
     src="$work/crossplane"
     cp -r "$MOD_DIR" "$src"
     chmod -R u+w "$src"
+    # The nested ./apis module is not in the module zip: use the served one of the same version.
+    sed -i "\#^replace $CROSSPLANE_APIS_MODULE => ./apis\$#d" "$src/go.mod"
+    grep -q "^replace $CROSSPLANE_APIS_MODULE" "$src/go.mod" && die "$src/go.mod: could not drop the ./apis replace"
+    (cd "$src" && go get "$CROSSPLANE_APIS_MODULE@$CROSSPLANE_VERSION") >"$work/go-get-apis.log" 2>&1 \
+        || { cat "$work/go-get-apis.log" >&2; die "go get $CROSSPLANE_APIS_MODULE@$CROSSPLANE_VERSION failed"; }
     # core.go binds the metrics and health-probe listeners to ":<port>", every interface: loopback only.
     core="$src/cmd/crossplane/core/core.go"
     n="$(grep -c 'fmt.Sprintf(":%d"' "$core" || true)"
@@ -195,9 +208,9 @@ else
     grep -q '^		PprofBindAddress: c.Profile,$' "$rbac" || die "$rbac: no manager options to patch (did the version change?)"
     sed -i 's|^		PprofBindAddress: c.Profile,$|&\n		Metrics:          metricsserver.Options{BindAddress: "0"},|' "$rbac"
     sed -i 's|^	"sigs.k8s.io/controller-runtime/pkg/cache"$|&\n	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"|' "$rbac"
-    step "crossplane core $CROSSPLANE_VERSION: building ./cmd/crossplane, listeners on 127.0.0.1 (~30 s after crank)"
+    step "crossplane core $CROSSPLANE_VERSION: building ./cmd/crossplane, listeners on 127.0.0.1 (~3-5 minutes on 2 cores)"
     t0=$SECONDS
-    crossplane_build "$src" ./cmd/crossplane "$CROSSPLANE"
+    crossplane_build "$src" ./cmd/crossplane "$CROSSPLANE" "$CROSSPLANE_VERSION"
     stage="$CRDS_DIR/.crossplane.tmp.$$"
     partial+=("$stage")
     rm -rf "$stage" && mkdir -p "$stage"
@@ -206,6 +219,16 @@ else
     rm -rf "$CROSSPLANE_CRDS" && mv "$stage" "$CROSSPLANE_CRDS"
     printf '%s\n' "$CROSSPLANE_PATCHES" >"$CROSSPLANE.patches"
     step "crossplane core $CROSSPLANE_VERSION: built in $((SECONDS - t0))s: $CROSSPLANE"
+fi
+
+# The render protocol of `crossplane internal render` (tests/core_render.py generates its Python messages).
+if [[ -f "$CROSSPLANE_RENDER_PROTO" ]]; then
+    step "crossplane $CROSSPLANE_VERSION render.proto: present: $CROSSPLANE_RENDER_PROTO"
+else
+    mod_download "$CROSSPLANE_MODULE@$CROSSPLANE_VERSION"
+    [[ -f "$MOD_DIR/proto/render/v1alpha1/render.proto" ]] || die "crossplane $CROSSPLANE_VERSION has no proto/render/v1alpha1/render.proto"
+    install -D -m 0644 "$MOD_DIR/proto/render/v1alpha1/render.proto" "$CROSSPLANE_RENDER_PROTO"
+    step "crossplane $CROSSPLANE_VERSION render.proto: copied to $CROSSPLANE_RENDER_PROTO"
 fi
 
 # --- the loopback OCI registry ----------------------------------------------------
@@ -337,6 +360,7 @@ install_crds provider-kubernetes "$PROVIDER_KUBERNETES_MODULE" "$PROVIDER_KUBERN
     echo "CROSSPLANE=$CROSSPLANE"
     echo "CROSSPLANE_CRDS=$CROSSPLANE_CRDS"
     echo "CROSSPLANE_RBAC=$CROSSPLANE_RBAC"
+    echo "CROSSPLANE_RENDER_PROTO=$CROSSPLANE_RENDER_PROTO"
     echo "HELM=$HELM"
     echo "OCI_REGISTRY=$OCI_REGISTRY"
     echo "CRDS_DIR=$CRDS_DIR"

@@ -63,13 +63,14 @@ def _tools_env() -> dict[str, str]:
     return values
 
 
-def crossplane_version() -> str | None:
-    """CROSSPLANE_VERSION as pinned in scripts/install-tools.sh (the one place it is set)."""
+def pinned_version(name: str = "CROSSPLANE_VERSION") -> str | None:
+    """A version pinned in scripts/install-tools.sh (the one place each is set): Crossplane core's by default,
+    ``CRANK_VERSION`` for the CLI."""
     try:
         text = (REPO_ROOT / INSTALL_TOOLS).read_text(encoding="utf-8")
     except OSError:
         return None
-    match = re.search(r"^CROSSPLANE_VERSION=(\S+)", text, re.MULTILINE)
+    match = re.search(rf"^{name}=(\S+)", text, re.MULTILINE)
     return match.group(1).strip("'\"") if match else None
 
 
@@ -82,7 +83,7 @@ def crank_path() -> Path | None:
     env_crank = _tools_env().get("CRANK")
     if env_crank and _is_executable(Path(env_crank)):
         return Path(env_crank)
-    version = crossplane_version()
+    version = pinned_version("CRANK_VERSION")
     if version:
         default = cache_dir() / "bin" / f"crank-{version}"
         if _is_executable(default):

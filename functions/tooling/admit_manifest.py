@@ -6,26 +6,71 @@ is printed as ``kubectl apply`` prints one: the object, then each field path and
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from functions.kinds import GROUP
+from functions.kinds import GROUP, KINDS, kind_of
 from functions.tooling.manifests import CLAIM_KINDS, load_documents
-from functions.tooling.validation import Admission, FieldValidation, admit, derive_crds
+from functions.tooling.validation import Admission, FieldValidation, admit, derive_crds, jsonprops, xcrd
 
 XRD_DIR = Path(__file__).resolve().parents[2] / "xrds"
 XR_KINDS = {xr_kind for xr_kind, _ in CLAIM_KINDS.values()}
 
 
+# The code that derives a CRD from an XRD: a change to it, like a change to the XRD, makes a new cache entry.
+_DERIVATION = (Path(xcrd.__file__), Path(xcrd.__file__).with_name("xcrd_schemas.py"), Path(jsonprops.__file__))
+
+
+def _cache_key(xrd_path: Path) -> str:
+    digest = hashlib.sha256(xrd_path.read_bytes())
+    for source in _DERIVATION:
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:24]
+
+
 @cache
+def _crds_of(xrd_file: str) -> dict[str, dict[str, Any]]:
+    """Kind (claim or XR) -> the CRD Crossplane derives for it, for one XRD of ``xrds/``.
+
+    Derived once per XRD content and kept as JSON under the cache directory (``FUNCTION_DYNAMO_CACHE``,
+    default ``~/.cache/function-dynamo``): reading it back is a fraction of parsing and deriving again. Where
+    the cache cannot be written, the CRDs are derived every time."""
+    xrd_path = XRD_DIR / xrd_file
+    cached = cache_dir() / "derived-crds" / f"{xrd_path.stem}-{_cache_key(xrd_path)}.json"
+    try:
+        return json.loads(cached.read_text())
+    except (OSError, ValueError):
+        pass
+    crds = {crd["spec"]["names"]["kind"]: crd for xrd in load_documents(xrd_path) for crd in derive_crds(xrd)}
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(crds, sort_keys=True))
+        partial.replace(cached)
+    except OSError:
+        pass
+    return crds
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("FUNCTION_DYNAMO_CACHE") or Path.home() / ".cache" / "function-dynamo")
+
+
+def crd_for(kind: str) -> dict[str, Any]:
+    """The CRD of a claim or XR kind: only its own XRD is read and derived (a render admits one kind)."""
+    found = kind_of(kind)
+    if found is None:
+        raise KeyError(kind)
+    return _crds_of(found.xrd_file)[kind]
+
+
 def crds_by_kind() -> dict[str, dict[str, Any]]:
     """Kind (claim or XR) -> the CRD Crossplane derives for it from the XRDs in ``xrds/``."""
-    crds: dict[str, dict[str, Any]] = {}
-    for xrd in load_documents(XRD_DIR):
-        for crd in derive_crds(xrd):
-            crds[crd["spec"]["names"]["kind"]] = crd
-    return crds
+    return {kind: crd for k in KINDS for kind, crd in _crds_of(k.xrd_file).items()}
 
 
 def served(doc: Any) -> bool:
@@ -52,7 +97,7 @@ def admit_manifest(
     field_validation: FieldValidation = "Strict",
 ) -> Admission:
     """``doc`` (a served claim or XR) as the API server would store it, or its refusal."""
-    return admit(doc, crds_by_kind()[doc["kind"]], old=old, field_validation=field_validation)
+    return admit(doc, crd_for(doc["kind"]), old=old, field_validation=field_validation)
 
 
 def refusal(doc: dict[str, Any], admission: Admission) -> str:

@@ -25,6 +25,11 @@ class ManifestError(ValueError):
     pass
 
 
+# libyaml's parser with PyYAML's safe constructors and resolvers: the same documents, about seven times faster
+# (the XRDs alone are 1.5 MB of YAML that every command reads).
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_documents(path: Path) -> list[dict[str, Any]]:
     """Every non-empty YAML document of a file, or of every .yaml/.yml file in a directory (sorted)."""
     files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
@@ -32,7 +37,7 @@ def load_documents(path: Path) -> list[dict[str, Any]]:
     for file in files:
         try:
             with file.open() as f:
-                docs.extend(d for d in yaml.safe_load_all(f) if d)
+                docs.extend(d for d in yaml.load_all(f, Loader=_SAFE_LOADER) if d)
         except yaml.YAMLError as err:
             raise ManifestError(f"{file}: not valid YAML: {err}") from None
     return docs

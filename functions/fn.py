@@ -17,7 +17,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import struct_pb2
 
 from functions.contract import StepRequest, StepResponse
-from functions.kinds import INPUT_API_VERSION, STEPS, step_for_input
+from functions.kinds import INPUT_API_VERSION, STEPS, build_models, step_for_input
 
 _SEVERITY = {
     "fatal": fnv1.SEVERITY_FATAL,
@@ -198,6 +198,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     """The servicer registered by ``crossplane.function.runtime.serve``."""
 
     def __init__(self) -> None:
+        build_models()  # before any request, not during the first one
         # Everything imported so far lives as long as the process: move it out of the garbage
         # collector's sight, so that the collections a render triggers don't walk it (p99 latency).
         gc.freeze()

@@ -123,3 +123,28 @@ def test_the_server_loads_no_tooling() -> None:
 def test_the_cli_loads_only_the_command_it_runs() -> None:
     modules = loaded_modules("from functions.tooling.main import cli; cli.get_command(None, 'serve')")
     assert tooling_among(modules) == ["functions.tooling", "functions.tooling.main"]
+
+
+def test_help_lists_every_command_and_imports_none() -> None:
+    from functions.tooling.main import COMMANDS, SUMMARIES
+
+    assert set(SUMMARIES) == set(COMMANDS)
+    modules = loaded_modules(
+        "from click.testing import CliRunner; from functions.tooling.main import cli; "
+        "assert CliRunner().invoke(cli, ['--help']).exit_code == 0"
+    )
+    assert not [m for m in modules if m.startswith(("functions.tooling.render", "functions.kinds", "functions.fn"))]
+
+
+def test_the_server_builds_every_model_before_its_first_request() -> None:
+    """Models build on first use, so a command pays only for the kind it renders; the server builds all of them
+    when it starts, so no request pays."""
+    code = (
+        "from functions.api.fields import DynamoModel; from functions.fn import FunctionRunner\n"
+        "def every(m): return [m, *(s for c in m.__subclasses__() for s in every(c))]\n"
+        "assert not all(m.__pydantic_complete__ for m in every(DynamoModel))\n"
+        "FunctionRunner()\n"
+        "lazy = [m.__name__ for m in every(DynamoModel) if not m.__pydantic_complete__]\n"
+        "assert not lazy, lazy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)

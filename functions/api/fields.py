@@ -27,7 +27,9 @@ SCHEMA_REQUIRED = "x-function-dynamo-required"
 class DynamoModel(BaseModel):
     """Base of every Dynamo API object: unknown fields are errors, JSON names are accepted."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # defer_build: a model's validator is built when it is first used, not at import, so a command that renders
+    # one kind does not build every kind's models (the server builds them all at start: functions/serve.py).
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 def schema_config(**extensions: Any) -> ConfigDict:
@@ -35,6 +37,7 @@ def schema_config(**extensions: Any) -> ConfigDict:
     return ConfigDict(
         extra="forbid",
         populate_by_name=True,
+        defer_build=True,
         json_schema_extra={k.replace("_", "-"): v for k, v in extensions.items()},
     )
 

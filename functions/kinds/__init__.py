@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from functions.api import GROUP
+from functions.api.fields import DynamoModel
 from functions.contract import StepRequest, StepResponse
 from functions.kinds.checkpoint.checkpoint_step import dynamo_checkpoint
 from functions.kinds.component.component_step import component_deployment
@@ -100,3 +101,13 @@ def render_step(kind: Kind) -> Step:
     """The step that renders ``kind`` on the cluster it is applied to (not placed): what ``validate`` runs."""
     step = STEPS[kind.render_input]
     return getattr(step, "__wrapped__", step)
+
+
+def build_models() -> None:
+    """Build every API model's validator now. They are built on first use (``functions/api/fields.py``), which
+    spares a command that renders one kind the others; the server builds them all before its first request."""
+    pending: list[type[DynamoModel]] = [DynamoModel]
+    while pending:
+        model = pending.pop()
+        pending += model.__subclasses__()
+        model.model_rebuild()

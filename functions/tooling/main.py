@@ -17,6 +17,15 @@ COMMANDS = {
     "bench": "functions.tooling.bench:bench",
     "export": "functions.tooling.export:export",
 }
+# What --help lists, so that it imports no command (tests/test_layers.py checks these match the commands').
+SUMMARIES = {
+    "bench": "Benchmark the real server: latency, throughput and peak RSS.",
+    "export": "Print the DynamoGraphDeployment a DynamoGraphDeploymentRequest generated.",
+    "render": "Render a claim or XR through its Composition's pipeline, in-process.",
+    "serve": "Serve every pipeline step over gRPC (the Crossplane function spec).",
+    "validate": "Check manifests as the cluster would: schema, CEL, function rules.",
+    "xrds": "Regenerate the XRDs from the API models.",
+}
 # The distributions the tooling needs beyond the runtime's (pyproject.toml's "tooling" extra).
 TOOLING_ONLY = ("jsonschema", "cel_expr_python")
 
@@ -24,6 +33,10 @@ TOOLING_ONLY = ("jsonschema", "cel_expr_python")
 class LazyCommands(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, SUMMARIES[name]) for name in self.list_commands(ctx)])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)

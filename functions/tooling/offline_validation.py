@@ -7,6 +7,7 @@ the function's own rules on the admitted object (what the render step would reje
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,17 +67,21 @@ def validate_files(
     old: Path | None = None,
     operator_config: Path | None = None,
     field_validation: FieldValidation = "Strict",
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[DocumentReport], int]:
-    """Reports for every document this package serves, and the number of other documents skipped."""
+    """Reports for every document this package serves, and the number of other documents skipped.
+    ``progress(files done, files)`` is called after each file."""
     platform_docs = load_documents(operator_config) if operator_config else []
     old_docs = {((d.get("metadata") or {}).get("name"), d.get("kind")): d for d in load_documents(old)} if old else {}
     reports, skipped = [], 0
     files = [f for p in paths for f in (sorted(p.rglob("*.y*ml")) if p.is_dir() else [p])]
-    for path in files:
+    for done, path in enumerate(files, 1):
         for index, doc in enumerate(load_documents(path)):
             if not served(doc):
                 skipped += 1
                 continue
             previous = old_docs.get(((doc.get("metadata") or {}).get("name"), doc.get("kind")))
             reports.append(validate_document(doc, f"{path}#{index}", previous, platform_docs, field_validation))
+        if progress is not None:
+            progress(done, len(files))
     return reports, skipped

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -33,7 +35,13 @@ def validate_cmd(
     from functions.tooling.offline_validation import validate_files  # the validators load only when used
 
     try:
-        reports, skipped = validate_files(list(files), old, operator_config, field_validation)  # type: ignore[arg-type]
+        reports, skipped = validate_files(
+            list(files),
+            old,
+            operator_config,
+            field_validation,
+            progress=_progress(),  # type: ignore[arg-type]
+        )
     except ManifestError as err:
         click.echo(f"function-dynamo validate: {err}", err=True)
         sys.exit(2)
@@ -51,3 +59,18 @@ def validate_cmd(
     click.echo(f"{len(reports) - len(bad)} valid, {len(bad)} invalid, {skipped} other documents skipped")
     if bad or not reports:
         sys.exit(1)
+
+
+def _progress() -> Callable[[int, int], None] | None:
+    """A progress line on stderr, where a person watches it (a terminal), every second or so."""
+    if not sys.stderr.isatty():
+        return None
+    last = [time.monotonic()]
+
+    def report(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 1.0 or done == total:
+            last[0] = now
+            click.echo(f"\rvalidate: {done}/{total} files", err=True, nl=done == total)
+
+    return report

@@ -45,7 +45,7 @@ def existing_pvcs(claim: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-# A platform config with the checkpoint gate on, for manifests that start from a checkpoint (the gate is off
+# A operator config with the checkpoint gate on, for manifests that start from a checkpoint (the gate is off
 # by default, as upstream's).
 CHECKPOINT_PLATFORM = {
     "apiVersion": "apiextensions.crossplane.io/v1beta1",

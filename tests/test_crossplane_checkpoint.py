@@ -34,7 +34,7 @@ COMPLETIONS = "Reached expected number of succeeded pods"
 
 @pytest.fixture
 def checkpoint_platform(crossplane: Crossplane) -> Iterator[None]:
-    """The snapshot project's PodSnapshot CRD, and the platform config with the checkpoint gate on."""
+    """The snapshot project's PodSnapshot CRD, and the operator config with the checkpoint gate on."""
     cp = crossplane.cp
     crd = yaml.safe_load(require_shared("upstream", "crds", "nvidia.com_podsnapshots.yaml").read_text())
     assert install_crd(cp.client, crd).accepted

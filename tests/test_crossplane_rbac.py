@@ -3,7 +3,7 @@
 The fixture (``crossplane_rbac``) runs Crossplane core and its RBAC manager under the chart's
 ServiceAccounts and roles, with ``package/rbac/clusterrole.yaml`` aggregated into Crossplane's role
 by the kube-controller-manager, and audits every request they make. Here every example claim, and
-the two that compose Istio objects under a mesh platform config, are reconciled; then the audit log
+the two that compose Istio objects under a mesh operator config, are reconciled; then the audit log
 says what Crossplane actually touched: nothing was refused (the role is sufficient) and every
 resource the package's role grants was used, or is one Kubernetes' escalation check needs for the
 discovery Role (least privilege, checked against the cluster rather than against our own render,
@@ -94,7 +94,7 @@ def _xr_with_mesh(cp: ControlPlane, claim: dict[str, Any]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def reconciled(crossplane: Crossplane) -> list[dict[str, Any]]:
-    """Every example reconciled, and the mesh examples under the mesh platform config; Crossplane's
+    """Every example reconciled, and the mesh examples under the mesh operator config; Crossplane's
     audited requests meanwhile."""
     cp = crossplane.cp
     discovered = api_plurals(crossplane)

@@ -361,7 +361,7 @@ def random_xr(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def mutated_platform(draw: st.DrawFn) -> dict[str, Any] | None:
-    """No platform config, the example one, or the example one with a field of its data changed."""
+    """No operator config, the example one, or the example one with a field of its data changed."""
     choice = draw(st.sampled_from(["none", "example", "mutated"]))
     if choice == "none":
         return None

@@ -46,7 +46,7 @@ def claim(row: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def platform_of(row: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """The platform config a function row is checked under (``platform``: its data; none: upstream defaults)."""
+    """The operator config a function row is checked under (``platform``: its data; none: upstream defaults)."""
     if row.get("platform") is None:
         return {}
     config = {"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",

@@ -1,4 +1,4 @@
-"""The platform configuration: the fields of upstream's OperatorConfiguration that change rendering.
+"""The operator configuration: the fields of upstream's OperatorConfiguration that change rendering.
 
 A platform team keeps it in a Crossplane ``EnvironmentConfig`` named ``dynamo-platform`` (its
 ``data`` holds these fields, as the operator's config file would); every step reads it as a

@@ -4,7 +4,7 @@ Upstream has two paths. ``WaitForCheckpoint`` renders the restore shaping into t
 checkpoint is Ready. ``Immediate`` puts *candidate* metadata on the template and a pod-CREATE webhook
 restore-shapes the pods created after Ready. A composition function has no pod webhook, so here the
 template carries the candidate metadata until the checkpoint is Ready and the restore shaping after that
-(which rolls the running pods; the README lists the difference).
+(which rolls the running pods; docs/kinds/checkpoint.md lists the difference).
 
 Restore shaping never changes a container's command or args.
 """

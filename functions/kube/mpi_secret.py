@@ -3,14 +3,14 @@
 Upstream keeps one generated SSH key pair Secret (operator config ``mpi.sshSecretName``, Helm default
 ``mpi-run-ssh-secret``) in the operator's namespace and replicates it, under the same name, into each
 namespace holding a multinode DGD. A function may not generate a key (its output must be deterministic)
-and must not call the API server, so this package works from what the platform config says:
+and must not call the API server, so this package works from what the operator config says:
 
 * ``mpi.sshSecretNamespace`` set: that namespace's ``mpi.sshSecretName`` is the source. The graph reads it
   as a required resource and composes a copy of its ``type`` and ``data`` named
   ``{graph}-{sshSecretName}`` in its own namespace, which its pods mount. The copy is per graph, not
   upstream's one per namespace, because a composed object belongs to exactly one composite: a second DGD
   in the namespace composing the same name would be refused.
-* otherwise the pods mount ``sshSecretName`` in the graph's namespace, created by hand (README). The graph
+* otherwise the pods mount ``sshSecretName`` in the graph's namespace, created by hand (docs/kinds/dgd.md). The graph
   looks it up to report whether it exists.
 
 Either way the ``MPISSHSecretReady`` condition says whether what the pods mount exists, and why not.

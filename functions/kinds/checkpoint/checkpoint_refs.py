@@ -20,7 +20,7 @@ WITH_INTERPOD_GMS = "Snapshot with gpuMemoryService.mode=InterPod is unsupported
 
 def check_checkpoints(components: tuple[Component, ...], operator_config: OperatorConfig) -> None:
     """Upstream's gate and compatibility rules (docs/upstream/checkpoint-gms-dgdr-model.md §1.2) for components
-    with an enabled checkpoint, and the platform config's checkpoint storage."""
+    with an enabled checkpoint, and the operator config's checkpoint storage."""
     if any(c.checkpoint for c in components) and operator_config.checkpoint.enabled:
         try:
             operator_config.checkpoint.pvc_storage()

@@ -7,7 +7,7 @@ Job's pod, and reports the phase (docs/upstream/checkpoint-gms-dgdr-model.md §1
   observed Job); the PodSnapshot names it. The snapshot project's operator binds a PodSnapshotContent
   and its node agent captures; this step only reads their result on the PodSnapshot.
 - Ready when the PodSnapshot is bound and Ready and the Job Complete; then the Job is no longer composed.
-- Nothing is composed while ``checkpoint.enabled`` is off in the platform config (phase ``Pending``).
+- Nothing is composed while ``checkpoint.enabled`` is off in the operator config (phase ``Pending``).
 - With ``gpuMemoryService`` the pod template must come prepared for the intra-pod GMS (else ``Failed``,
   ``GMSPodTemplateNotPrepared``); the GPUs the target holds through DRA claims (the claim templates read as
   required resources) count for the cuda-checkpoint wrapper.

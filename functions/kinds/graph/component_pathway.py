@@ -1,7 +1,7 @@
 """The component pathway: one XDynamoComponentDeployment per component
 (docs/upstream/operator.md §1.1, §1.2, §1.4, §3.5).
 
-Without Grove (the DGD annotation ``nvidia.com/enable-grove: "false"``, or the platform config's
+Without Grove (the DGD annotation ``nvidia.com/enable-grove: "false"``, or the operator config's
 ``orchestrators.grove.enabled: false``) upstream's DGD controller creates one DynamoComponentDeployment
 per service and the DCD controller renders it. Here the DGD composes a nested composite,
 ``XDynamoComponentDeployment``, whose own Composition renders the Deployment or LeaderWorkerSets

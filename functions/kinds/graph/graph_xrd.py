@@ -86,7 +86,8 @@ def dgd_status_schema(upstream_dir: Path | None = None) -> dict[str, Any]:
 
 # Ours, not upstream's: where the package keeps what upstream's webhook stamps as an annotation
 # (functions/kinds/graph/origin.py).
-# The XRDs carry no descriptions (their size counts against the API server's limits); README "Origin version".
+# The XRDs carry no descriptions (their size counts against the API server's limits); docs/kinds/dgd.md,
+# "Origin version".
 ORIGIN_VERSION_STATUS = {"type": "string"}
 
 

@@ -1,7 +1,7 @@
 """What a DynamoGraphDeploymentRequest's spec must satisfy before profiling, and which edits it takes afterwards
 (docs/upstream/checkpoint-gms-dgdr-model.md §4.2, §4.5; docs/upstream/operator.md §5.4).
 
-- Upstream's webhook rules that need the platform config (GPU discovery) or a parsed image tag are Fatal here:
+- Upstream's webhook rules that need the operator config (GPU discovery) or a parsed image tag are Fatal here:
   the XRD cannot read either.
 - The controller's validation (the model cache PVC, the hardware after discovery) fails the request
   (``Validation=False/ValidationFailed``).

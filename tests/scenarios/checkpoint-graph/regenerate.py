@@ -5,9 +5,9 @@
 ``auto-<state>/`` belong to ``examples/checkpoint/vllm-agg-auto-checkpoint.yaml`` (Grove pathway, an auto
 checkpoint, WaitForCheckpoint): ``observed.yaml`` holds the composed resources as Crossplane observes them,
 among them the DynamoCheckpoint the DGD composed with the status its own pipeline wrote (pending, creating,
-ready, failed); ``required.yaml`` the platform config and what Grove created for the PodCliqueSet.
+ready, failed); ``required.yaml`` the operator config and what Grove created for the PodCliqueSet.
 ``ref-ready/required.yaml`` is for ``examples/v1alpha1/vllm-disagg-checkpoint-ref.yaml`` (component pathway,
-``checkpointRef``): the platform config and the referenced DynamoCheckpoint, Ready. Everything is derived from
+``checkpointRef``): the operator config and the referenced DynamoCheckpoint, Ready. Everything is derived from
 names, so the output is stable.
 """
 

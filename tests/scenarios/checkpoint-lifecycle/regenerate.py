@@ -5,7 +5,7 @@
 For each state of ``examples/checkpoint/vllm-checkpoint.yaml`` it writes ``<state>/observed.yaml`` (the composed
 Job and PodSnapshot as the API server returns them, with the status their controllers would write: the Job
 controller, the snapshot operator and its node agent, none of which this package ships), ``<state>/required.yaml``
-(the platform config, and the Job's pod once it exists) and ``<state>/xr-status.json`` (the phase the previous
+(the operator config, and the Job's pod once it exists) and ``<state>/xr-status.json`` (the phase the previous
 reconcile stored). Names and UIDs are derived from names, so the output is stable.
 """
 

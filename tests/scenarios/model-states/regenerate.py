@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/scenarios/model-states/regenerate.py
 
-Each ``<state>/`` holds ``required.yaml`` (the platform config, the EndpointSlices of the base model's Service
+Each ``<state>/`` holds ``required.yaml`` (the operator config, the EndpointSlices of the base model's Service
 with the pods behind them, as the EndpointSlice controller and the kubelet report them, and for a LoRA adapter
 the load Job's pod with the termination message the Job wrote) and, for a LoRA adapter, ``observed.yaml`` (the
 load Job as Crossplane observes it). ``base-discovered`` belongs to ``examples/model/qwen3-base.yaml``, the

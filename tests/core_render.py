@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import math
 import subprocess
 import sys
 from functools import cache
@@ -23,6 +22,7 @@ from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
+from functions.api.graph import whole_numbers
 from tooling import _missing, _tools_env, cache_dir
 
 Obj = dict[str, Any]
@@ -94,17 +94,6 @@ def core_render(
     }
 
 
-def _whole(node: Any) -> Any:
-    """protobuf Structs carry every number as a double: integral ones back to int."""
-    if isinstance(node, dict):
-        return {k: _whole(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_whole(v) for v in node]
-    if isinstance(node, float) and math.isfinite(node) and node.is_integer():
-        return int(node)
-    return node
-
-
 def _without_uids(obj: Obj) -> Obj:
     meta = obj.get("metadata") or {}
     refs = [{k: v for k, v in ref.items() if k != "uid"} for ref in meta.get("ownerReferences") or []]
@@ -119,9 +108,9 @@ def comparable(composite: Obj, composed: list[Obj]) -> Obj:
         for c in status.pop("conditions", [])
         if c.get("type") not in CROSSPLANE_CONDITIONS
     ]
-    resources = {(o["apiVersion"], o["kind"], o["metadata"]["name"]): _whole(_without_uids(o)) for o in composed}
+    resources = {(o["apiVersion"], o["kind"], o["metadata"]["name"]): whole_numbers(_without_uids(o)) for o in composed}
     return {
-        "status": _whole(status),
+        "status": whole_numbers(status),
         "conditions": sorted(conditions, key=lambda c: c["type"]),
         "resources": dict(sorted(resources.items())),
     }

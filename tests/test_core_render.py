@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rendering import existing_pvcs
 
 from core_render import comparable, core_render, require_core
 from corpus import EXAMPLE_CLAIMS, load_claim, status_example_xr
@@ -42,15 +43,6 @@ def owned_by(objects: list[Obj], uid: str) -> list[Obj]:
             if ref.get("controller"):
                 ref["uid"] = uid
     return out
-
-
-def existing_pvcs(claim: Obj) -> list[Obj]:
-    namespace = claim["metadata"].get("namespace", "default")
-    return [
-        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": p["name"], "namespace": namespace}}
-        for p in (claim.get("spec") or {}).get("pvcs") or []
-        if not p.get("create")
-    ]
 
 
 def both(xr: Obj, address: str, observed: list[Obj], required: list[Obj]) -> tuple[Obj, Obj]:

@@ -23,6 +23,8 @@ from typing import NoReturn
 
 import pytest
 
+from functions.tooling.cache import cache_dir as tooling_cache_dir
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 INSTALL_TOOLS = "scripts/install-tools.sh"
 
@@ -36,9 +38,8 @@ def in_ci() -> bool:
 
 
 def cache_dir() -> Path:
-    """The tools cache: $FUNCTION_DYNAMO_CACHE or ~/.cache/function-dynamo."""
-    env = os.environ.get("FUNCTION_DYNAMO_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "function-dynamo"
+    """The tools cache: $FUNCTION_DYNAMO_CACHE or ~/.cache/function-dynamo (the tooling's own)."""
+    return tooling_cache_dir()
 
 
 def shared_dir() -> Path:

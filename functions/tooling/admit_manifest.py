@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from functions.kinds import GROUP, KINDS, kind_of
+from functions.tooling.cache import cache_dir
 from functions.tooling.manifests import CLAIM_KINDS, load_documents
 from functions.tooling.validation import Admission, FieldValidation, admit, derive_crds, jsonprops, xcrd
 
@@ -54,10 +55,6 @@ def _crds_of(xrd_file: str) -> dict[str, dict[str, Any]]:
     except OSError:
         pass
     return crds
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("FUNCTION_DYNAMO_CACHE") or Path.home() / ".cache" / "function-dynamo")
 
 
 def crd_for(kind: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,10 @@ from functions.tooling.pipeline import render
 
 REPO = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(REPO / "tests"))
+
+from corpus import example_claim  # noqa: E402  (the graph each scenario is built from, as the tests find it)
+
 CLAIMS = ("sglang-multinode", "vllm-agg")
 CREATED = "2026-01-15T10:00:00Z"
 CHANGED = "2026-01-15T10:02:30Z"
@@ -34,15 +39,6 @@ GROVE = "grove.io/v1alpha1"
 UNVERSIONED = ("ConfigMap", "ServiceAccount", "Role", "RoleBinding", "Service")
 
 Obj = dict[str, Any]
-
-
-def example_claim(stem: str) -> Path:
-    """``examples/v1alpha1/<stem>.yaml`` where it exists (the scenarios predate the v1beta1 forms), else
-    ``examples/dgd/<stem>.yaml``."""
-    for folder in ("v1alpha1", "dgd"):
-        if (REPO / "examples" / folder / f"{stem}.yaml").exists():
-            return REPO / "examples" / folder / f"{stem}.yaml"
-    raise FileNotFoundError(stem)
 
 
 def _digest(*parts: str) -> str:

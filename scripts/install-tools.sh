@@ -164,9 +164,16 @@ crossplane_build() {
 
 # --- Crossplane CLI -----------------------------------------------------------
 
+# What the crank build changes; a binary stamped with other patches is rebuilt. `xpkg build` decodes every
+# object into its own (v2.2.1) API types and encodes them again, so an XRD version's `subresources` (the scale
+# subresource, a field from v2.3 on) would be dropped from the package: the patch adds the field to v2.2.1's XRD
+# version types (both API versions), as v2.3 declares it.
+CRANK_PATCHES="xrd versions keep subresources"
+
 crank_ok() {
     local out  # read whole, then searched: "cmd | grep -q" under pipefail fails when cmd gets SIGPIPE
-    [[ -x "$CRANK" ]] && out="$("$CRANK" version --client 2>/dev/null)" && [[ "$out" == *"$CRANK_VERSION"* ]]
+    [[ -x "$CRANK" ]] && out="$("$CRANK" version --client 2>/dev/null)" && [[ "$out" == *"$CRANK_VERSION"* ]] \
+        && [[ -f "$CRANK.patches" && "$(cat "$CRANK.patches")" == "$CRANK_PATCHES" ]]
 }
 
 if crank_ok; then
@@ -174,9 +181,18 @@ if crank_ok; then
 else
     step "crank $CRANK_VERSION: downloading module $CROSSPLANE_MODULE@$CRANK_VERSION"
     mod_download "$CROSSPLANE_MODULE@$CRANK_VERSION"
-    step "crank $CRANK_VERSION: building ./cmd/crank in $MOD_DIR (takes ~2-5 minutes on 2 cores)"
+    src="$work/crank"
+    cp -r "$MOD_DIR" "$src"
+    chmod -R u+w "$src"
+    for types in "$src"/apis/apiextensions/v1/xrd_types.go "$src"/apis/apiextensions/v2/xrd_types.go; do
+        sed -i 's|^\(\s*\)AdditionalPrinterColumns \[\]extv1\.CustomResourceColumnDefinition `json:"additionalPrinterColumns,omitempty"`$|&\n\1Subresources *extv1.CustomResourceSubresources `json:"subresources,omitempty"`|' "$types"
+        [[ "$(grep -c 'Subresources \*extv1.CustomResourceSubresources' "$types")" == 1 ]] \
+            || die "$types: the subresources patch did not apply (did the version change?)"
+    done
+    step "crank $CRANK_VERSION: building ./cmd/crank (takes ~2-5 minutes on 2 cores)"
     t0=$SECONDS
-    crossplane_build "$MOD_DIR" ./cmd/crank "$CRANK" "$CRANK_VERSION"
+    crossplane_build "$src" ./cmd/crank "$CRANK" "$CRANK_VERSION"
+    printf '%s\n' "$CRANK_PATCHES" >"$CRANK.patches"
     crank_ok || die "built $CRANK but '$CRANK version --client' does not report $CRANK_VERSION"
     step "crank $CRANK_VERSION: built in $((SECONDS - t0))s ($(grep -c '^go: downloading ' "$build_log" || true) modules downloaded): $CRANK"
 fi

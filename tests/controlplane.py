@@ -349,7 +349,9 @@ def start_control_plane(run_dir: Path) -> ControlPlane:
                 "--leader-elect=false",
                 "--use-service-account-credentials=false",
                 "--controllers=garbage-collector-controller,namespace-controller,serviceaccount-controller,"
-                "clusterrole-aggregation-controller",
+                "clusterrole-aggregation-controller,horizontal-pod-autoscaler-controller",
+                # the HPA controller drives scale subresources (test_crossplane_autoscaling); 15 s by default
+                "--horizontal-pod-autoscaler-sync-period=2s",
                 f"--service-account-private-key-file={pki / 'sa.key'}",
                 f"--root-ca-file={pki / 'ca.crt'}",
                 f"--cert-dir={run_dir / 'kcm-certs'}",

@@ -42,7 +42,8 @@ KINDS = (
     "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
     "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
 )
-CLAIM_LABEL = "crossplane.io/claim-name"
+CLAIM_LABEL = "crossplane.io/claim-name"  # under a claim (the claims package)
+COMPOSITE_LABEL = "crossplane.io/composite"  # a namespaced DGD's own name (the default package)
 TIMEOUT_SECONDS = 900.0
 
 
@@ -65,7 +66,8 @@ def composed_counts(cp: ControlPlane, namespace: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for kind in KINDS:
         for obj in cp.client.get(kind.format(ns=namespace))["items"]:
-            claim = (obj["metadata"].get("labels") or {}).get(CLAIM_LABEL)
+            labels = obj["metadata"].get("labels") or {}
+            claim = labels.get(CLAIM_LABEL) or labels.get(COMPOSITE_LABEL)
             if claim:
                 counts[claim] = counts.get(claim, 0) + 1
     return counts

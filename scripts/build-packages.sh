@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds both packages into OUT_DIR with the Crossplane CLI: the runtime image (scripts/build-image.sh),
-# the Function package carrying it (function-dynamo.xpkg, --embed-runtime-image-tarball) and the
-# Configuration package (package/crossplane.yaml + xrds/ + compositions/ + examples/).
+# Builds the packages into OUT_DIR with the Crossplane CLI: the runtime image (scripts/build-image.sh),
+# the Function package carrying it (function-dynamo.xpkg, --embed-runtime-image-tarball) and the two
+# Configuration packages: the default one (package/crossplane.yaml + xrds/ + compositions/ + examples/,
+# namespaced XRs) and the claims one (package/claims/crossplane.yaml + package/claims/xrds/ +
+# compositions/claims/ + examples/).
 # Usage: scripts/build-packages.sh CRANK OUT_DIR
 set -euo pipefail
 crank=${1:?usage: build-packages.sh CRANK OUT_DIR}
@@ -15,6 +17,10 @@ mkdir -p "$stage/configuration/xrds" "$stage/configuration/compositions" "$stage
 cp "$root/package/crossplane.yaml" "$stage/configuration/"
 cp "$root"/xrds/*.yaml "$stage/configuration/xrds/"
 cp "$root"/compositions/*.yaml "$stage/configuration/compositions/"
+mkdir -p "$stage/claims/xrds" "$stage/claims/compositions"
+cp "$root/package/claims/crossplane.yaml" "$stage/claims/"
+cp "$root"/package/claims/xrds/*.yaml "$stage/claims/xrds/"
+cp "$root"/compositions/claims/*.yaml "$stage/claims/compositions/"
 cp -r "$root/package/function/." "$stage/function/"
 echo "==> build-packages: the runtime image"
 bash "$root/scripts/build-image.sh" "$out"
@@ -26,4 +32,7 @@ echo "==> build-packages: the Function package, with the runtime image embedded"
 echo "==> build-packages: the Configuration package"
 "$crank" xpkg build --package-root="$stage/configuration" --examples-root="$root/examples" \
   --package-file="$out/function-dynamo-configuration.xpkg"
+echo "==> build-packages: the claims Configuration package"
+"$crank" xpkg build --package-root="$stage/claims" --examples-root="$root/examples" \
+  --package-file="$out/function-dynamo-claims.xpkg"
 ls -l "$out"

@@ -27,18 +27,24 @@ class Installed:
     message: str = ""
 
 
-def derived_crds() -> list[dict[str, Any]]:
-    """Every CRD Crossplane derives from the XRDs in ``xrds/`` (the XR's, then the claim's), by our derivation."""
+CLAIMS_XRDS = REPO / "package" / "claims" / "xrds"
+
+
+def derived_crds(xrd_dir: Path = REPO / "xrds") -> list[dict[str, Any]]:
+    """Every CRD Crossplane derives from the XRDs in ``xrd_dir`` (the XR's, then the claim's), by our
+    derivation: the default package's (``xrds/``), or the claims package's (``CLAIMS_XRDS``)."""
     out = []
-    for path in sorted((REPO / "xrds").glob("*.yaml")):
+    for path in sorted(xrd_dir.glob("*.yaml")):
         for xrd in load_documents(path):
             out.extend(derive_crds(xrd))
     return out
 
 
 def plural(kind: str) -> str:
-    """The resource name of one of our claim or XR kinds, from the CRD derived for it."""
-    return crds_by_kind()[kind]["spec"]["names"]["plural"]
+    """The resource name of one of our claim or XR kinds (either package's), from the CRD derived for it."""
+    crds = crds_by_kind()
+    crd = crds[kind] if kind in crds else crds_by_kind(claims=True)[kind]
+    return crd["spec"]["names"]["plural"]
 
 
 def _condition(crd: dict[str, Any], type_: str) -> dict[str, Any] | None:

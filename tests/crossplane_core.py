@@ -51,7 +51,9 @@ REPO = Path(__file__).resolve().parents[1]
 NAMESPACE = "crossplane-system"
 PACKAGE_PREFIX = "ghcr.io/function-dynamo/"
 PACKAGE_VERSION = "v0.1.0"
-CONFIGURATION = "function-dynamo-configuration"
+CONFIGURATION = "function-dynamo-configuration"  # the default package: namespaced XRs
+CLAIMS_CONFIGURATION = "function-dynamo-claims"  # the claims package (package/claims/)
+CONFIGURATIONS = (CONFIGURATION, CLAIMS_CONFIGURATION)
 FUNCTION = "function-dynamo-function-dynamo"  # the name Crossplane gives the dependency, as Compositions use
 SERVER_SECRET = "function-dynamo-tls-server"
 INSTALL_SECONDS = 180.0
@@ -65,6 +67,11 @@ class Crossplane:
     function_address: str
     crossplane_log: Path
     function_runtime: str  # "container" (the packaged image under runc) or "process" (the checkout's server)
+    configuration: str = CONFIGURATION  # the Configuration package installed
+
+    @property
+    def claims(self) -> bool:
+        return self.configuration == CLAIMS_CONFIGURATION
 
     def where(self) -> str:
         return self.cp.where()
@@ -132,7 +139,8 @@ def _push(cp: ControlPlane, crank: Path, registry: str, out: Path) -> None:
     log = cp.run_dir / "packages.log"
     cp.logs["packages"] = log
     with log.open("ab") as f:
-        for file, name in (("function-dynamo.xpkg", "function-dynamo"), (f"{CONFIGURATION}.xpkg", CONFIGURATION)):
+        pushed = [("function-dynamo.xpkg", "function-dynamo"), *((f"{c}.xpkg", c) for c in CONFIGURATIONS)]
+        for file, name in pushed:
             ref = f"{registry}/function-dynamo/{name}:{PACKAGE_VERSION}"
             subprocess.run([str(crank), "xpkg", "push", "-f", str(out / file), ref],
                            check=True, stdout=f, stderr=subprocess.STDOUT, timeout=120)  # fmt: skip
@@ -195,11 +203,11 @@ def _play_runtime(cp: ControlPlane, address: str) -> bool:
     return False
 
 
-def _wait_installed(cp: ControlPlane, address: str) -> None:
+def _wait_installed(cp: ControlPlane, address: str, configuration_name: str) -> None:
     deadline = time.monotonic() + INSTALL_SECONDS
     while True:
         runtime_ready = _play_runtime(cp, address)
-        configuration = cp.client.get(f"{PKG}/configurations/{CONFIGURATION}")
+        configuration = cp.client.get(f"{PKG}/configurations/{configuration_name}")
         function = _function(cp)
         xrds = cp.client.get("/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions").get("items", [])
         ok = (
@@ -209,9 +217,7 @@ def _wait_installed(cp: ControlPlane, address: str) -> None:
             and function is not None
             and _conditions(function).get("Healthy") == "True"
             and len(xrds) >= 3
-            and all(
-                _conditions(x).get("Established") == "True" and _conditions(x).get("Offered") == "True" for x in xrds
-            )
+            and all(_established(x) for x in xrds)
         )
         if ok:
             return
@@ -222,6 +228,13 @@ def _wait_installed(cp: ControlPlane, address: str) -> None:
                 f"{ {x['metadata']['name']: _conditions(x) for x in xrds} }; {cp.where()}"
             )
         time.sleep(0.5)
+
+
+def _established(xrd: dict[str, Any]) -> bool:
+    """Its XR CRD served and, for an XRD with claims, its claim CRD offered (a namespaced XRD has no claim)."""
+    conditions = _conditions(xrd)
+    offered = conditions.get("Offered") == "True" or not (xrd.get("spec") or {}).get("claimNames")
+    return conditions.get("Established") == "True" and offered
 
 
 def _function(cp: ControlPlane) -> dict[str, Any] | None:
@@ -245,7 +258,11 @@ def apply(cp: ControlPlane, obj: dict[str, Any], path: str) -> dict[str, Any]:
     return cp.client.replace(f"{path}/{obj['metadata']['name']}", obj)
 
 
-def start_crossplane(cp: ControlPlane) -> Crossplane:
+def start_crossplane(
+    cp: ControlPlane, configuration: str = CONFIGURATION, core_args: tuple[str, ...] = ()
+) -> Crossplane:
+    """Crossplane on ``cp`` with ``configuration`` (the default package, or ``CLAIMS_CONFIGURATION``) installed;
+    ``core_args`` are more flags for ``crossplane core start`` (a benchmark's, e.g. turning realtime off)."""
     tools = require_tools()
     assert cp.kubeconfig is not None
     ensure_namespace(cp.client, NAMESPACE)
@@ -292,6 +309,7 @@ def start_crossplane(cp: ControlPlane) -> Crossplane:
         "--leader-election=false", "--package-runtime=Function=External",
         f"--tls-client-certs-dir={client_certs}", f"--xpkg-cache-dir={cp.run_dir / 'xpkg-cache'}",
         f"--xfn-cache-dir={cp.run_dir / 'xfn-cache'}", f"--metrics-port={metrics}", f"--health-probe-port={health}",
+        *core_args,
     ], env=env)  # fmt: skip
     wait_for(
         cp, "crossplane", lambda: urllib.request.urlopen(f"http://127.0.0.1:{health}/healthz", timeout=1).status == 200
@@ -321,14 +339,15 @@ def start_crossplane(cp: ControlPlane) -> Crossplane:
                     got = install_crd(cp.client, crd)
                     if not got.accepted:
                         raise RuntimeError(f"CRD {got.name} of {name} refused: {got.message}")
-    apply(cp, {"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration", "metadata": {"name": CONFIGURATION},
-               "spec": {"package": f"{PACKAGE_PREFIX}{CONFIGURATION}:{PACKAGE_VERSION}"}},
+    apply(cp, {"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration", "metadata": {"name": configuration},
+               "spec": {"package": f"{PACKAGE_PREFIX}{configuration}:{PACKAGE_VERSION}"}},
           f"{PKG}/configurations")  # fmt: skip
-    _wait_installed(cp, function_address)
+    _wait_installed(cp, function_address, configuration)
     return Crossplane(
         cp=cp,
         registry=registry,
         function_address=function_address,
         crossplane_log=cp.logs["crossplane"],
         function_runtime=function_runtime,
+        configuration=configuration,
     )

@@ -16,7 +16,13 @@ from pathlib import Path
 from tooling import _missing, require_crank
 
 REPO = Path(__file__).resolve().parents[1]
-FILES = ("function-dynamo.xpkg", "function-dynamo-configuration.xpkg", "function-dynamo-image.tar", "image.json")
+FILES = (
+    "function-dynamo.xpkg",
+    "function-dynamo-configuration.xpkg",
+    "function-dynamo-claims.xpkg",
+    "function-dynamo-image.tar",
+    "image.json",
+)
 
 
 def _complete(directory: Path) -> bool:

@@ -68,8 +68,10 @@ def rendered(claim: dict[str, Any]) -> list[dict[str, Any]]:
 
 @cache
 def package_crds() -> dict[str, dict[str, Any]]:
-    """kind -> CRD, for every XR and claim kind of the package (every XRD in xrds/)."""
-    return {crd["spec"]["names"]["kind"]: crd for xrd in load_documents(REPO / "xrds") for crd in derive_crds(xrd)}
+    """kind -> CRD, for every XR and claim kind of both packages (the XRDs in package/claims/xrds/, then xrds/:
+    a kind both define is the default package's namespaced XR)."""
+    dirs = (REPO / "package" / "claims" / "xrds", REPO / "xrds")
+    return {crd["spec"]["names"]["kind"]: crd for d in dirs for xrd in load_documents(d) for crd in derive_crds(xrd)}
 
 
 @cache

@@ -217,10 +217,11 @@ def _with_unknown_fields(doc: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("field_validation", ["Strict", "Warn"])
 def test_the_preview_renders_what_the_api_server_stores(cluster: ControlPlane, field_validation: str) -> None:
-    """For every corpus claim (with unknown fields added, under Warn), the claim and then the XR the preview
-    renders from equal what the API server stores for them: pruned, nulls dropped, defaults applied."""
+    """For every corpus DGD (with unknown fields added, under Warn), the manifest and then the XR the preview
+    renders from (the same namespaced XR, read at the referenceable version) equal what the API server stores for
+    them: pruned, nulls dropped, defaults applied."""
     from functions.tooling.admit_manifest import admit_manifest
-    from functions.tooling.manifests import claim_to_xr
+    from functions.tooling.manifests import as_xr
 
     docs = corpus_claims()
     if not docs:
@@ -236,7 +237,7 @@ def test_the_preview_renders_what_the_api_server_stores(cluster: ControlPlane, f
         if stored is None:
             continue
         assert _comparable(admission.object) == _comparable(stored), where
-        xr = claim_to_xr(stored)
+        xr = as_xr(stored)
         xr_admission = admit_manifest(xr)
         stored_xr = _stored(cluster, xr, "Strict")
         assert stored_xr is not None and xr_admission.object is not None, (where, xr_admission.result.violations)

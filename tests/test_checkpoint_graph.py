@@ -309,7 +309,7 @@ def ref_checkpoint(phase: str) -> Obj:
 
 
 def decode_dcd(out: Any) -> Obj:
-    return next(o for o in of_kind(out, "XDynamoComponentDeployment") if "decode" in o["metadata"]["name"])
+    return next(o for o in of_kind(out, "DynamoComponentDeployment") if "decode" in o["metadata"]["name"])
 
 
 def test_a_missing_checkpoint_ref_is_fatal_naming_the_field() -> None:
@@ -464,7 +464,7 @@ def test_the_corpus_snapshot_restore_manifest_renders() -> None:
     assert checkpoint["spec"]["identity"]["backendFramework"] == "trtllm"
     worker = next(
         o
-        for o in of_kind(out, "XDynamoComponentDeployment")
+        for o in of_kind(out, "DynamoComponentDeployment")
         if o["metadata"]["labels"]["nvidia.com/dynamo-component"] == "TRTLLMWorker"
     )
     assert worker["spec"]["replicas"] == 0, "WaitForCheckpoint"

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+from composites import xr_of
 from test_crossplane_rbac import (
     CHECKPOINT_EXAMPLE,
     CHECKPOINT_PLATFORM,
@@ -141,10 +142,10 @@ def test_a_dgd_waits_for_its_auto_checkpoint_then_restores_from_it(
     (checkpoint,) = listed(cp, checkpoints, "the DGD composed no DynamoCheckpoint")
     ckpt_id = checkpoint["metadata"]["labels"]["nvidia.com/snapshot-checkpoint-id"]
     assert checkpoint["metadata"]["name"] == f"checkpoint-{ckpt_id}"
-    xr = _until("the DGD's XR", lambda: cp.client.get(claim_path(dgd))["spec"].get("resourceRef"))
+    xr = _until("the DGD's XR", lambda: xr_of(cp, dgd))
     assert checkpoint["spec"]["identity"]["extraParameters"]["dgdUID"], "the XR's UID is part of the ID"
     owners = {(r["kind"], r["name"]) for r in checkpoint["metadata"]["ownerReferences"]}
-    assert ("XDynamoGraphDeployment", xr["name"]) in owners, "owned by the DGD (deletionPolicy Delete)"
+    assert (xr["kind"], xr["metadata"]["name"]) in owners, "owned by the DGD (deletionPolicy Delete)"
     clique = _until("no PodCliqueSet with the worker", lambda: _worker_clique(cp, namespace))
     assert clique["spec"]["replicas"] == 0, "WaitForCheckpoint holds the worker at 0"
     waiting = _until("the DGD never reported waiting_for_checkpoint", lambda: next(

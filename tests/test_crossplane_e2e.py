@@ -1,7 +1,8 @@
-"""Installed and reconciled by a real Crossplane: every example claim, end to end.
+"""Installed and reconciled by a real Crossplane: every example, end to end, on the default package.
 
-The packages are installed as a platform team installs them (``tests/crossplane.py``). Each example
-claim is applied in a namespace of its own; it must become ``Synced=True``, and the objects Crossplane
+The packages are installed as a platform team installs them (``tests/crossplane_core.py``). Each example
+(a namespaced XR; a DynamoPlatform's claim) is applied in a namespace of its own; it must become
+``Synced=True``, and the objects Crossplane
 composed (kind, namespace, name) must be exactly what ``function-dynamo render`` prints for it, each
 equal to the preview modulo what the API server defaults: the preview is what a real Crossplane applies.
 """
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from composites import manifest_path, resource_refs
 
 from apiserver import derived_crds, ensure_namespace, resource_path
 from apiserver import plural as plural_of
@@ -94,13 +96,14 @@ def is_subset(want: Any, got: Any, path: str = "") -> str | None:
     return None
 
 
-def preview(claim: dict[str, Any]) -> tuple[list[dict[str, Any]], list[RenderOutput]]:
+def preview(claim: dict[str, Any], *, claims: bool = False) -> tuple[list[dict[str, Any]], list[RenderOutput]]:
     """What ``function-dynamo render --nested`` composes for the claim: the claim's XR's composed
     resources, and each nested composite's render."""
-    xr = admitted_xr(claim, claim["metadata"]["namespace"], "Strict")
-    compositions = load_documents(REPO / "compositions")
+    xr = admitted_xr(claim, claim["metadata"]["namespace"], "Strict", claims=claims)
+    compositions = load_documents(REPO / "compositions")  # with compositions/claims/
     out = render(xr, find_composition(xr, compositions), [], [])
-    return out.composed, render_nested(out, compositions, [], lambda x: admitted_xr(x, "", "Strict"))
+    admit = lambda x: admitted_xr(x, "", "Strict", claims=claims)  # noqa: E731
+    return out.composed, render_nested(out, compositions, [], admit)
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +136,10 @@ def test_the_packages_are_installed_and_every_xrd_established(crossplane: Crossp
     )
     for xrd in xrds:
         assert _conditions(xrd)["Established"]["status"] == "True", xrd["metadata"]["name"]
-        assert _conditions(xrd)["Offered"]["status"] == "True", xrd["metadata"]["name"]
+        if xrd["spec"].get("claimNames"):  # only an XRD with claims offers one
+            assert _conditions(xrd)["Offered"]["status"] == "True", xrd["metadata"]["name"]
+        else:
+            assert xrd["spec"]["scope"] == "Namespaced", xrd["metadata"]["name"]
 
 
 # What the API server adds to a CRD's spec and its versions that an XRD-derived CRD leaves unset.
@@ -184,30 +190,32 @@ def _wait_composed(
                 raise
             time.sleep(0.5)
             continue
-        refs = (xr.get("spec") or {}).get("resourceRefs") or []
+        refs = resource_refs(xr)
         synced = _conditions(xr).get("Synced", {}).get("status") == "True"
         if synced and len(refs) >= want and _all_exist(xp, refs, discovered):
             return xr
         time.sleep(0.5)
     raise AssertionError(
         f"{xr_path} not Synced with {want} composed resources after {SYNC_SECONDS:.0f}s: conditions "
-        f"{_conditions(xr)}, refs {(xr.get('spec') or {}).get('resourceRefs')}; {xp.where()}"
+        f"{_conditions(xr)}, refs {resource_refs(xr)}; {xp.where()}"
     )
 
 
 def wait_synced(
     xp: Crossplane, claim: dict[str, Any], want: int, discovered: dict[tuple[str, str], tuple[str, bool]]
 ) -> dict[str, Any]:
-    """The claim's XR once the claim is Synced=True and the XR's ``want`` composed resources all exist."""
+    """The applied object's XR once it is Synced=True and the XR's ``want`` composed resources all exist (a
+    namespaced XR is its own; a claim, once Synced, names its XR)."""
     client = xp.cp.client
-    version = claim["apiVersion"].split("/")[1]
     meta = claim["metadata"]
-    path = resource_path("nvidia.com", version, plural_of(claim["kind"]), meta["namespace"], meta["name"])
+    path = manifest_path(claim)
     deadline = time.monotonic() + SYNC_SECONDS
     got: dict[str, Any] = {}
     while time.monotonic() < deadline:
         got = client.get(path)
         ref = (got.get("spec") or {}).get("resourceRef")
+        if (got.get("spec") or {}).get("crossplane") is not None:
+            return _wait_composed(xp, path, want, discovered, deadline)
         if ref and _conditions(got).get("Synced", {}).get("status") == "True":
             xr_path = resource_path(
                 "nvidia.com", ref["apiVersion"].split("/")[1], plural_of(ref["kind"]), None, ref["name"]
@@ -226,7 +234,7 @@ def _differences(
     discovered: dict[tuple[str, str], tuple[str, bool]],
 ) -> list[str]:
     """Where what Crossplane composed for ``xr`` differs from the preview's ``expected`` objects."""
-    refs = {(r["apiVersion"], r["kind"], r["name"]) for r in xr["spec"].get("resourceRefs") or []}
+    refs = {(r["apiVersion"], r["kind"], r["name"]) for r in resource_refs(xr)}
     want = {(o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in expected}
     if refs != want:
         extra, missing = sorted(refs - want), sorted(want - refs)
@@ -263,18 +271,19 @@ def test_every_example_is_composed_as_the_preview_shows(
         if err.code != 409:
             raise
     xr = wait_synced(crossplane, claim, len(expected), discovered)
-    # The one difference by design: Crossplane names the XR <claim>-<random>, the preview <claim>-<hash>;
-    # every object below it, nested composites' too, carries that name in its composite label.
+    # Under a claim, the one difference by design: Crossplane names the XR <claim>-<random>, the preview
+    # <claim>-<hash>; every object below it, nested composites' too, carries that name in its composite label.
     for obj in [*expected, *(o for child in nested for o in child.composed)]:
         obj["metadata"]["labels"][COMPOSITE_LABEL] = xr["metadata"]["name"]
     problems = _differences(crossplane, xr, expected, discovered)
     deadline = time.monotonic() + SYNC_SECONDS
     for child in nested:  # the nested composites (component deployments, scaling adapters), as --nested shows
         composite = child.composite
-        plural, _ = discovered[(composite["apiVersion"], composite["kind"])]
+        plural, namespaced = discovered[(composite["apiVersion"], composite["kind"])]
         version = composite["apiVersion"].split("/")[1]
+        child_ns = composite["metadata"].get("namespace") if namespaced else None
         child_xr = _wait_composed(
-            crossplane, resource_path("nvidia.com", version, plural, None, composite["metadata"]["name"]),
+            crossplane, resource_path("nvidia.com", version, plural, child_ns, composite["metadata"]["name"]),
             len(child.composed), discovered, deadline,
         )  # fmt: skip
         problems += _differences(crossplane, child_xr, child.composed, discovered)

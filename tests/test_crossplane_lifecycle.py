@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from composites import manifest_path, resource_refs, xr_of
 
 from apiserver import ensure_namespace, resource_path
 from controlplane import APIError, ControlPlane
@@ -54,10 +55,9 @@ def _until(what: str, probe: Any, seconds: float = SECONDS) -> Any:
 
 
 def _xr(cp: ControlPlane, claim_path: str) -> dict[str, Any]:
-    ref = _until("the claim's XR", lambda: (cp.client.get(claim_path).get("spec") or {}).get("resourceRef"))
-    return cp.client.get(
-        resource_path("nvidia.com", ref["apiVersion"].split("/")[1], "xdynamographdeployments", None, ref["name"])
-    )
+    """The XR of the DGD applied at ``claim_path`` (the DGD itself in the default package)."""
+    applied = cp.client.get(claim_path)
+    return _until("the DGD's XR", lambda: xr_of(cp, applied))
 
 
 def _clique_replicas(pcs: dict[str, Any], clique: str) -> int | None:
@@ -72,8 +72,8 @@ def test_an_autoscaler_patching_an_adapter_rescales_the_podcliqueset(crossplane:
     namespace = "life-scale"
     _, claim_path = _apply(cp, "vllm-autoscaled.yaml", namespace)
     pcs_path = resource_path("grove.io", "v1alpha1", "podcliquesets", namespace, "vllm-autoscaled")
-    adapter = resource_path("nvidia.com", "v1beta1", "xdynamographdeploymentscalingadapters", None,
-                            f"{namespace}.vllm-autoscaled-vllmdecodeworker")  # fmt: skip
+    adapter = resource_path("nvidia.com", "v1beta1", "dynamographdeploymentscalingadapters", namespace,
+                            "vllm-autoscaled-vllmdecodeworker")  # upstream's name, in the DGD's namespace  # fmt: skip
     _until("the decode adapter and the PodCliqueSet", lambda: cp.client.get(adapter) and cp.client.get(pcs_path))
     assert _clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 2
     stale = cp.client.get(adapter)
@@ -133,16 +133,14 @@ def _exists(cp: ControlPlane, path: str) -> bool:
 def _composed_versions(cp: ControlPlane, xr: dict[str, Any], namespace: str) -> dict[str, str]:
     return {
         f"{ref['kind']}/{ref['name']}": cp.client.get(_ref_path(ref, namespace))["metadata"]["resourceVersion"]
-        for ref in xr["spec"]["resourceRefs"]
+        for ref in resource_refs(xr)
     }
 
 
 def _composed_agg(cp: ControlPlane, namespace: str) -> tuple[str, dict[str, Any]]:
     """vllm-agg applied in ``namespace`` once its six objects exist; (claim path, XR)."""
     _, claim_path = _apply(cp, "vllm-agg.yaml", namespace)
-    xr = _until(
-        "all six composed", lambda: len((x := _xr(cp, claim_path))["spec"].get("resourceRefs") or []) == 6 and x
-    )
+    xr = _until("all six composed", lambda: len(resource_refs(x := _xr(cp, claim_path))) == 6 and x)
     _until("every composed object", lambda: _composed_versions(cp, xr, namespace))
     return claim_path, xr
 
@@ -183,8 +181,8 @@ def test_deleting_a_claim_removes_every_composed_object(crossplane: Crossplane) 
     namespace = "life-delete"
     claim_path, xr = _composed_agg(cp, namespace)
     cp.client.delete(claim_path)
-    xr_path = resource_path("nvidia.com", "v1beta1", "xdynamographdeployments", None, xr["metadata"]["name"])
-    paths = [xr_path, *(_ref_path(ref, namespace) for ref in xr["spec"]["resourceRefs"])]
+    xr_path = manifest_path(xr)  # the DGD itself; under a claim, its cluster XR
+    paths = [xr_path, *(_ref_path(ref, namespace) for ref in resource_refs(xr))]
     _until("the XR and everything it composed deleted", lambda: not any(_exists(cp, p) for p in paths))
 
 

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 import pytest
+from composites import resource_refs
 from test_apiserver_provider_crds import PROVIDER_KINDS, provider_crds
 from test_crossplane_rbac import _create, _until, _xr, claim_path, nudge
 from test_dynamo_platform import kubeconfig
@@ -41,6 +42,10 @@ Plurals = dict[tuple[str, str], tuple[str, bool]]
 
 @pytest.fixture(scope="module")
 def providers(crossplane: Crossplane) -> Plurals:
+    return install_providers(crossplane)
+
+
+def install_providers(crossplane: Crossplane) -> Plurals:
     """The provider CRDs, and the ClusterRole the RBAC manager aggregates to Crossplane for an installed provider."""
     cp = crossplane.cp
     rules = []
@@ -90,7 +95,7 @@ def _path(plurals: Plurals, ref: dict[str, Any], namespace: str) -> str:
 def _composed(cp: ControlPlane, claim: dict[str, Any], plurals: Plurals) -> list[tuple[dict[str, Any], str]]:
     """Each composed object that exists so far, with its path."""
     out = []
-    for ref in ((_xr(cp, claim) or {}).get("spec") or {}).get("resourceRefs") or []:
+    for ref in resource_refs(_xr(cp, claim) or {}):
         path = _path(plurals, ref, claim["metadata"]["namespace"])
         try:
             out.append((cp.client.get(path), path))

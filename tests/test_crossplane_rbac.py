@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from composites import manifest_path, resource_refs, xr_of, xr_path_of
 
 from apiserver import ensure_namespace, install_crd, plural, resource_path
 from controlplane import APIError, ControlPlane
@@ -59,32 +60,18 @@ def _create(cp: ControlPlane, path: Path | dict[str, Any], namespace: str) -> di
 
 
 def claim_path(claim: dict[str, Any]) -> str:
-    meta = claim["metadata"]
-    version = claim["apiVersion"].split("/")[1]
-    return resource_path("nvidia.com", version, plural(claim["kind"]), meta["namespace"], meta["name"])
-
-
-def _xr_path(ref: dict[str, Any]) -> str:
-    return resource_path("nvidia.com", ref["apiVersion"].split("/")[1], plural(ref["kind"]), None, ref["name"])
+    """The path of what the test applied (a namespaced XR, or a claim in the claims package)."""
+    return manifest_path(claim)
 
 
 def _xr(cp: ControlPlane, claim: dict[str, Any]) -> dict[str, Any] | None:
-    """The claim's XR, or None while the claim names none yet or the XR it names does not exist yet."""
-    ref = (cp.client.get(claim_path(claim)).get("spec") or {}).get("resourceRef")
-    if not ref:
-        return None
-    try:
-        return cp.client.get(_xr_path(ref))
-    except APIError as err:
-        if err.code == 404:  # the claim syncer names the XR in the claim before it creates it
-            return None
-        raise
+    """The applied object's XR, or None while there is none yet."""
+    return xr_of(cp, claim)
 
 
 def _composed(cp: ControlPlane, claim: dict[str, Any]) -> set[str]:
-    """The kinds the claim's XR composes so far."""
-    xr = _xr(cp, claim) or {}
-    return {r["kind"] for r in (xr.get("spec") or {}).get("resourceRefs") or []}
+    """The kinds the applied object's XR composes so far."""
+    return {r["kind"] for r in resource_refs(_xr(cp, claim) or {})}
 
 
 def _xr_with_mesh(cp: ControlPlane, claim: dict[str, Any]) -> list[str]:
@@ -144,10 +131,9 @@ def listed(cp: ControlPlane, collection: str, what: str) -> list[dict[str, Any]]
 def nudge(cp: ControlPlane, claim: dict[str, Any]) -> None:
     """Reconcile the claim's XR now: Crossplane watches what it composes, not the pods a step reads, so a new
     Job pod would otherwise wait for the next poll (up to a minute)."""
-    ref = cp.client.get(claim_path(claim))["spec"]["resourceRef"]
-    cp.client.merge_patch(
-        _xr_path(ref), {"metadata": {"annotations": {"function-dynamo.test/nudge": str(time.monotonic_ns())}}}
-    )
+    path = xr_path_of(cp, claim)
+    assert path is not None, f"{claim['kind']}/{claim['metadata']['name']} has no XR yet"
+    cp.client.merge_patch(path, {"metadata": {"annotations": {"function-dynamo.test/nudge": str(time.monotonic_ns())}}})
 
 
 def play_job_pod(cp: ControlPlane, namespace: str, job: dict[str, Any]) -> dict[str, Any]:
@@ -227,7 +213,7 @@ def test_crossplane_runs_as_its_service_account_under_the_aggregated_role(crossp
     role = client.get("/apis/rbac.authorization.k8s.io/v1/clusterroles/crossplane")
     aggregated = {(g, r) for rule in role.get("rules") or [] for g in rule["apiGroups"] for r in rule["resources"]}
     assert set(role_grants()) <= aggregated, "package/rbac's ClusterRole was not aggregated into Crossplane's"
-    assert any(r == "xdynamographdeployments" for _, r in aggregated), "the RBAC manager granted no XR kind"
+    assert any(r == "dynamographdeployments" for _, r in aggregated), "the RBAC manager granted no XR kind"
     assert next(audit_events(crossplane.cp, service_account_user(CROSSPLANE_SA)), None), "no request as the SA"
 
 

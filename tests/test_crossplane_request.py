@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from composites import xr_of
 from profiling_play import final_config, job_running, job_succeeded, running_output, success_output
 from test_crossplane_rbac import _composed, _create, _namespace, _until, claim_path, listed, nudge
 
@@ -104,13 +105,12 @@ def test_a_request_profiles_then_deploys_its_graph_until_deployed(crossplane: Cr
     assert [c["name"] for c in pod["containers"]] == ["profiler", "output-copier"]
     assert pod["serviceAccountName"] == "profile-qwen3-sla"
     _until("the profiling RoleBinding", lambda: "RoleBinding" in _composed(cp, request))
-    ref = _until("the request's XR", lambda: cp.client.get(claim_path(request))["spec"].get("resourceRef"))
-    xr = cp.client.get(f"/apis/nvidia.com/v1beta1/xdynamographdeploymentrequests/{ref['name']}")["metadata"]
+    got = _until("the request's XR", lambda: xr_of(cp, request))
     xr = {
         "apiVersion": "nvidia.com/v1beta1",
-        "kind": "XDynamoGraphDeploymentRequest",
-        "name": ref["name"],
-        "uid": xr["uid"],
+        "kind": got["kind"],  # the request itself in the default package; its cluster XR under a claim
+        "name": got["metadata"]["name"],
+        "uid": got["metadata"]["uid"],
     }
 
     # The Job runs; the sidecar publishes the profiler's phase.

@@ -176,7 +176,9 @@ def test_a_status_scenario_on_a_real_crossplane_reports_what_the_preview_derives
         play_grove(cp, scenario, namespace)
     else:
         want = sum(
-            1 for o in load_documents(STATUS / scenario / "observed.yaml") if o["kind"] == "XDynamoComponentDeployment"
+            1
+            for o in load_documents(STATUS / scenario / "observed.yaml")
+            if o["kind"].removeprefix("X") == "DynamoComponentDeployment"
         )
         _wait(
             f"{want} Deployments",

@@ -79,7 +79,7 @@ def test_the_second_engine_moves_an_existing_master_port(
 
 def test_the_component_pathway_deployment_runs_the_engines() -> None:
     out = run(failover_graph(grove=False))
-    (dcd,) = of_kind(out.composed, "XDynamoComponentDeployment")
+    (dcd,) = of_kind(out.composed, "DynamoComponentDeployment")
     nested = render(dcd, find_composition(dcd, COMPOSITIONS), [], PLATFORM, converge=False)
     (deployment,) = of_kind(nested.composed, "Deployment")
     pod = deployment["spec"]["template"]["spec"]

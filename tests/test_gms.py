@@ -98,7 +98,7 @@ def test_extra_clients_and_the_device_class() -> None:
 
 def test_the_component_pathway_deployment_gets_it_too() -> None:
     out = run(graph(grove=False))
-    (dcd,) = of_kind(out.composed, "XDynamoComponentDeployment")
+    (dcd,) = of_kind(out.composed, "DynamoComponentDeployment")
     assert of_kind(out.composed, "ResourceClaimTemplate"), "the DGD composes the claim template"
     nested = render(dcd, find_composition(dcd, COMPOSITIONS), [], PLATFORM, converge=False)
     (deployment,) = of_kind(nested.composed, "Deployment")

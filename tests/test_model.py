@@ -240,7 +240,7 @@ def test_the_states_are_what_the_step_renders_today() -> None:
 def test_the_model_service_the_dgd_composes_carries_the_hash_the_model_selects() -> None:
     out = render(
         admitted_xr(load_documents(REPO / "examples" / "model" / "vllm-agg-model.yaml")[0], "dynamo-demo", "Strict"),
-        find_composition({"apiVersion": "nvidia.com/v1beta1", "kind": "XDynamoGraphDeployment"}, COMPOSITIONS),
+        find_composition({"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment"}, COMPOSITIONS),
         converge=False,
     )
     service = next(o for o in out.composed if o["metadata"]["name"].startswith("dynamo-model-"))

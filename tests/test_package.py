@@ -19,13 +19,25 @@ def test_packages_build_with_crank(tmp_path: Path) -> None:
     assert config.stat().st_size > 0
     assert (built / "function-dynamo.xpkg").stat().st_size > 0
     # An xpkg is an OCI image tarball; its package layer holds package.yaml with every object.
-    kinds = _package_kinds(config, tmp_path / "unpacked")
-    assert kinds.count("Configuration") == 1
-    assert "CompositeResourceDefinition" in kinds
-    assert "Composition" in kinds
+    for name in ("function-dynamo-configuration", "function-dynamo-claims"):
+        objects = _package_objects(built / f"{name}.xpkg", tmp_path / name)
+        kinds = [o["kind"] for o in objects]
+        assert kinds.count("Configuration") == 1 and kinds.count("CompositeResourceDefinition") == 7
+        assert kinds.count("Composition") == 7
+        (meta,) = (o for o in objects if o["kind"] == "Configuration")
+        assert meta["metadata"]["name"] == name
+        assert meta["spec"]["crossplane"]["version"] == ">=v2.4.0-0"
+        xrds = [o for o in objects if o["kind"] == "CompositeResourceDefinition"]
+        scopes = sorted(x["spec"]["scope"] for x in xrds)
+        # the default package: six namespaced XRs and the platform's claim; the claims package: seven claims
+        assert scopes == (
+            ["LegacyCluster"] + ["Namespaced"] * 6 if name.endswith("configuration") else ["LegacyCluster"] * 7
+        )
+        types = {c["spec"]["compositeTypeRef"]["kind"] for c in objects if c["kind"] == "Composition"}
+        assert types == {x["spec"]["names"]["kind"] for x in xrds}  # every XR kind has its Composition
 
 
-def _package_kinds(xpkg: Path, into: Path) -> list[str]:
+def _package_objects(xpkg: Path, into: Path) -> list[dict]:
     into.mkdir()
     with tarfile.open(xpkg) as outer:
         outer.extractall(into, filter="data")
@@ -37,7 +49,7 @@ def _package_kinds(xpkg: Path, into: Path) -> list[str]:
                 if member.name.endswith("package.yaml"):
                     data = tar.extractfile(member)
                     assert data is not None
-                    return [d["kind"] for d in yaml.safe_load_all(data) if d]
+                    return [d for d in yaml.safe_load_all(data) if d]
     raise AssertionError("no package.yaml in the xpkg")
 
 
@@ -47,7 +59,7 @@ def test_composition_references_the_function_by_its_package_name() -> None:
     package = meta["spec"]["dependsOn"][0]["package"]
     repository = package.split("/", 1)[1]
     expected = repository.replace("/", "-").replace(".", "-")
-    for path in (REPO / "compositions").glob("*.yaml"):
+    for path in (REPO / "compositions").rglob("*.yaml"):  # the claims package's twins too
         comp = yaml.safe_load(path.read_text())
         assert {s["functionRef"]["name"] for s in comp["spec"]["pipeline"]} == {expected}
 

@@ -160,7 +160,7 @@ def test_on_the_component_pathway_the_component_deployments_stay_here_and_place_
     doc = load_documents(REPO / "examples" / "v1alpha1" / "vllm-disagg-no-grove.yaml")[0]
     doc["metadata"]["annotations"]["nvidia.com/dynamo-platform"] = "gpu-east"
     required = [read_operator_config()]
-    dcds = [o for o in _render(doc, required=required).composed if o["kind"] == "XDynamoComponentDeployment"]
+    dcds = [o for o in _render(doc, required=required).composed if o["kind"] == "DynamoComponentDeployment"]
     assert len(dcds) == 3
     assert all(d["metadata"]["annotations"]["nvidia.com/dynamo-platform"] == "gpu-east" for d in dcds)
     frontend = next(d for d in dcds if d["metadata"]["name"].endswith("-frontend"))

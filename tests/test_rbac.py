@@ -85,7 +85,7 @@ def _rendered_kinds(xr: dict[str, Any], required: list[dict[str, Any]]) -> set[t
     except RenderError:
         return set()  # not supported yet, or invalid as upstream's webhook would say: renders nothing
     kinds = {(group_of(o["apiVersion"]), o["kind"]) for o in out}
-    for nested in (o for o in out if o["kind"] == "XDynamoComponentDeployment"):
+    for nested in (o for o in out if o["kind"].removeprefix("X") == "DynamoComponentDeployment"):
         kinds |= _rendered_kinds(nested, required)
     return kinds
 

@@ -31,7 +31,7 @@ def test_render_prints_xr_then_composed_resources_sorted_by_resource_name() -> N
     names = [d["metadata"].get("annotations", {}).get("crossplane.io/composition-resource-name") for d in docs[1:]]
     assert names == sorted(names)
     assert [d["kind"] for d in docs] == [
-        "XDynamoGraphDeployment",
+        "DynamoGraphDeployment",
         "Role",
         "RoleBinding",
         "ServiceAccount",
@@ -47,10 +47,12 @@ def test_render_prints_xr_then_composed_resources_sorted_by_resource_name() -> N
     assert xr["status"]["conditions"][0]["message"] == (
         "Unready resources: discovery-role, discovery-rolebinding, discovery-serviceaccount, and 5 more"
     )
+    assert xr["metadata"] == {"name": "vllm-disagg", "namespace": "dynamo-demo"}  # the manifest is the XR
     assert pcs["metadata"]["name"] == "vllm-disagg"
     assert pcs["metadata"]["namespace"] == "dynamo-demo"
-    assert pcs["metadata"]["labels"]["crossplane.io/claim-name"] == "vllm-disagg"
-    assert pcs["metadata"]["ownerReferences"][0]["kind"] == "XDynamoGraphDeployment"
+    assert "crossplane.io/claim-name" not in pcs["metadata"]["labels"]
+    assert pcs["metadata"]["labels"]["crossplane.io/composite"] == "vllm-disagg"
+    assert pcs["metadata"]["ownerReferences"][0]["kind"] == "DynamoGraphDeployment"
     assert [c["name"] for c in pcs["spec"]["template"]["cliques"]] == [
         "frontend",
         "vllmdecodeworker",
@@ -59,8 +61,26 @@ def test_render_prints_xr_then_composed_resources_sorted_by_resource_name() -> N
     assert svc["metadata"]["name"] == "vllm-disagg-frontend"
 
 
+def test_render_claims_renders_the_claims_xr_through_the_claims_composition() -> None:
+    proc = run_cli("examples/v1alpha1/vllm-disagg.yaml", "--claims")
+    assert proc.returncode == 0, proc.stderr
+    docs = list(yaml.safe_load_all(proc.stdout))
+    assert docs[0]["kind"] == "XDynamoGraphDeployment"
+    assert docs[0]["metadata"]["name"].startswith("vllm-disagg-")
+    pcs = next(d for d in docs if d["kind"] == "PodCliqueSet")
+    assert pcs["metadata"]["labels"]["crossplane.io/claim-name"] == "vllm-disagg"
+    assert pcs["metadata"]["ownerReferences"][0]["kind"] == "XDynamoGraphDeployment"
+    # the composed objects are the same but for Crossplane's claim and owner bookkeeping
+    default = list(yaml.safe_load_all(run_cli("examples/v1alpha1/vllm-disagg.yaml").stdout))
+
+    def body(doc: dict) -> dict:
+        return {k: v for k, v in doc.items() if k != "metadata"}
+
+    assert [body(d) for d in docs[1:]] == [body(d) for d in default[1:]]
+
+
 def test_render_with_results_and_full_xr() -> None:
-    proc = run_cli("examples/dgd/vllm-agg.yaml", "-x", "-r")
+    proc = run_cli("examples/dgd/vllm-agg.yaml", "--claims", "-x", "-r")
     assert proc.returncode == 0, proc.stderr
     xr = next(yaml.safe_load_all(proc.stdout))
     assert xr["spec"]["claimRef"] == {
@@ -87,7 +107,7 @@ def test_render_rejects_a_kind_it_does_not_serve(tmp_path: Path) -> None:
     path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     proc = run_cli(str(path))
     assert proc.returncode == 1
-    assert "kind: 'ConfigMap' is not a claim kind" in proc.stderr
+    assert "kind: 'ConfigMap' is not a kind this package serves" in proc.stderr
 
 
 def _fake_runner(calls: list[fnv1.RunFunctionRequest]):
@@ -146,9 +166,17 @@ def test_render_nested_renders_the_component_deployments_too() -> None:
     docs = list(yaml.safe_load_all(proc.stdout))
     assert docs[: len(plain)] == plain  # the graph's own render comes first, unchanged
     nested = docs[len(plain) :]
-    dcds = [d for d in plain if d["kind"] == "XDynamoComponentDeployment"]
+    dcds = [d for d in plain if d["kind"] == "DynamoComponentDeployment"]
     deployments = [d for d in nested if d["kind"] == "Deployment"]
     assert len(deployments) == len(dcds) == 3
-    names = {d["metadata"]["annotations"]["dynamo.fn.crossplane.io/claim-name"] for d in dcds}
-    assert {d["metadata"]["name"] for d in deployments} == names
+    assert all(d["metadata"]["namespace"] == "dynamo-demo" for d in dcds)  # upstream's names, in the DGD's namespace
+    assert {d["metadata"]["name"] for d in deployments} == {d["metadata"]["name"] for d in dcds}
+    # Under a claim the nested XRs are cluster-scoped: their names carry the namespace, their upstream names
+    # ride in annotations
+    claims = list(yaml.safe_load_all(run_cli("examples/v1alpha1/vllm-disagg-no-grove.yaml", "--claims").stdout))
+    cluster_dcds = [d for d in claims if d["kind"] == "XDynamoComponentDeployment"]
+    assert {d["metadata"]["name"] for d in cluster_dcds} == {f"dynamo-demo.{d['metadata']['name']}" for d in dcds}
+    assert {d["metadata"]["annotations"]["dynamo.fn.crossplane.io/claim-name"] for d in cluster_dcds} == {
+        d["metadata"]["name"] for d in dcds
+    }
     assert "Deployment" not in {d["kind"] for d in plain}

@@ -173,10 +173,12 @@ class Checker:
 
 @pytest.fixture(scope="module")
 def checker() -> Checker:
-    (xrd,) = load_documents(REPO / "xrds" / "dynamographdeployments.yaml")
+    (xrd,) = load_documents(REPO / "package" / "claims" / "xrds" / "dynamographdeployments.yaml")
     xr_crd = next(c for c in derive_crds(xrd) if c["spec"]["names"]["kind"] == "XDynamoGraphDeployment")
     crds = {k: v for name in ("grove", "istio", "gaie") for k, v in load_crds(require_crds(name)).items()}
-    package = [crd for xrd in load_documents(REPO / "xrds") for crd in derive_crds(xrd)]
+    package = [
+        crd for d in ("package/claims/xrds", "xrds") for xrd in load_documents(REPO / d) for crd in derive_crds(xrd)
+    ]
     crds |= {("nvidia.com", crd["spec"]["names"]["kind"]): crd for crd in package}
     return Checker(crds, xr_crd)
 

@@ -23,8 +23,8 @@ CORPUS = corpus_dgds()
 
 @pytest.fixture(scope="module")
 def derived_crds() -> dict[str, dict[str, Any]]:
-    """kind -> CRD, as Crossplane derives them from our XRD (XR and claim)."""
-    (xrd,) = load_documents(REPO / "xrds" / "dynamographdeployments.yaml")
+    """kind -> CRD, as Crossplane derives them from the claims package's XRD (XR and claim)."""
+    (xrd,) = load_documents(REPO / "package" / "claims" / "xrds" / "dynamographdeployments.yaml")
     return {crd["spec"]["names"]["kind"]: crd for crd in derive_crds(xrd)}
 
 

@@ -405,7 +405,7 @@ def test_the_example_validity_check_catches_a_bad_podclique(grove_crds: dict) ->
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_rendered_xr_status_fits_the_xr_schema(example: Path) -> None:
     """Crossplane applies the status to the XR: it must be valid for the XRD's status schema."""
-    (xrd,) = load_documents(REPO / "xrds" / "dynamographdeployments.yaml")
+    (xrd,) = load_documents(REPO / "package" / "claims" / "xrds" / "dynamographdeployments.yaml")
     crd = next(c for c in derive_crds(xrd) if c["spec"]["names"]["kind"] == "XDynamoGraphDeployment")
     xr = claim_to_xr(load_claim(claim_path(example)))
     out, _ = render_example(example)

@@ -80,10 +80,10 @@ def test_examples_are_valid() -> None:
         d
         for path in sorted((REPO / "tests" / "scenarios" / "dgdr-states").glob("*/*.yaml"))
         for d in load_documents(path)
-        if d["kind"] in ("XDynamoGraphDeploymentRequest", "DynamoGraphDeployment")
+        if d["kind"] in ("DynamoGraphDeploymentRequest", "DynamoGraphDeployment")
     ]
     assert len(requests) == 4 and {d["kind"] for d in states} == {
-        "XDynamoGraphDeploymentRequest",
+        "DynamoGraphDeploymentRequest",  # namespaced XRs, as the default package stores them
         "DynamoGraphDeployment",
     }
     valid += len(requests) + len(states)

@@ -240,6 +240,8 @@ class Graph:
     standalone_component: bool = False
     # The components' checkpoints as resolved against the cluster (set by the render steps).
     checkpoints: tuple[ResolvedCheckpoint, ...] = ()
+    # A namespaced XR (the default package): its nested composites are the upstream kinds, named as upstream.
+    namespaced: bool = False
 
     def checkpoint_of(self, component: str) -> ResolvedCheckpoint | None:
         return next((c for c in self.checkpoints if c.component == component), None)

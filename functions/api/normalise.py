@@ -107,6 +107,9 @@ class ClaimedObject:
     labels: dict[str, Any]
     annotations: dict[str, Any]
     spec: dict[str, Any]  # without the fields Crossplane adds
+    # The XR itself is namespaced (the default package): what it composes lives in its namespace, and the
+    # composites it nests are the upstream kinds under upstream's names. Otherwise it is a claim's cluster XR.
+    namespaced: bool = False
 
 
 def claimed_object(xr: dict[str, Any], kind: str, *, string_annotations: bool = False) -> ClaimedObject:
@@ -146,7 +149,18 @@ def claimed_object(xr: dict[str, Any], kind: str, *, string_annotations: bool = 
     if not namespace:
         raise SpecError(f"spec.claimRef.namespace: a {kind} must be claimed in a namespace")
     spec = {k: without_nulls(v) for k, v in raw_spec.items() if k not in CROSSPLANE_SPEC_KEYS and v is not None}
-    return ClaimedObject(name, namespace, labels, annotations, spec)
+    return ClaimedObject(name, namespace, labels, annotations, spec, is_namespaced(xr))
+
+
+def is_namespaced(xr: dict[str, Any]) -> bool:
+    """A namespaced XR (apiextensions v2), as opposed to the cluster-scoped XR of a claim (or of a nesting XR)."""
+    metadata = xr.get("metadata")
+    return isinstance(metadata, dict) and bool(metadata.get("namespace")) and not _claim_ref(xr)
+
+
+def _claim_ref(xr: dict[str, Any]) -> bool:
+    spec = xr.get("spec")
+    return isinstance(spec, dict) and bool(spec.get("claimRef"))
 
 
 def without_nulls(value: Any) -> Any:
@@ -189,6 +203,7 @@ def graph_from_xr(xr: dict[str, Any]) -> Graph:
     return Graph(
         name=name,
         namespace=namespace,
+        namespaced=obj.namespaced,
         shape=shape,
         components=components,
         backend_framework=parsed.backendFramework,

@@ -41,6 +41,10 @@ class Kind:
     xrd_file: str  # its file in xrds/
     xrd: str  # "module:function" building its XRD (imported by the tooling only)
     render_input: str  # the Input kind of the step that renders it (what ``validate`` runs)
+    # In the default package the XR is the upstream kind, namespaced (apiextensions v2); otherwise it keeps the
+    # claims shape there too (cluster-scoped X<Kind> and a namespaced claim).
+    namespaced: bool = True
+    scale: tuple[tuple[str, str], ...] = ()  # the scale subresource's paths, as upstream's CRD has them
 
     @property
     def xr_kind(self) -> str:
@@ -51,9 +55,16 @@ class Kind:
         return f"{GROUP}/{self.referenceable_version}"
 
 
-def _kind(folder: str, claim_kind: str, version: str, xrd: str, render_input: str) -> Kind:
+def _kind(folder: str, claim_kind: str, version: str, xrd: str, render_input: str, **more: object) -> Kind:
     module = f"functions.kinds.{folder}.{folder}_xrd:{xrd}"
-    return Kind(folder, claim_kind, version, f"{claim_kind.lower()}s.yaml", module, render_input)
+    return Kind(folder, claim_kind, version, f"{claim_kind.lower()}s.yaml", module, render_input, **more)  # type: ignore[arg-type]
+
+
+ADAPTER_SCALE = (
+    ("specReplicasPath", ".spec.replicas"),
+    ("statusReplicasPath", ".status.replicas"),
+    ("labelSelectorPath", ".status.selector"),
+)
 
 
 KINDS: tuple[Kind, ...] = (
@@ -61,9 +72,13 @@ KINDS: tuple[Kind, ...] = (
     _kind("component", "DynamoComponentDeployment", "v1beta1", "dcd_xrd", "ComponentDeployment"),
     _kind("graph", "DynamoGraphDeployment", "v1beta1", "dgd_xrd", "GraphDeployment"),
     _kind("request", "DynamoGraphDeploymentRequest", "v1beta1", "dgdr_xrd", "GraphDeploymentRequest"),
-    _kind("scaling", "DynamoGraphDeploymentScalingAdapter", "v1beta1", "dgdsa_xrd", "ScalingAdapter"),
+    _kind(
+        "scaling", "DynamoGraphDeploymentScalingAdapter", "v1beta1", "dgdsa_xrd", "ScalingAdapter", scale=ADAPTER_SCALE
+    ),
     _kind("model", "DynamoModel", "v1alpha1", "dm_xrd", "Model"),
-    _kind("platform", "DynamoPlatform", "v1alpha1", "dp_xrd", "Platform"),
+    # A platform composes cluster-scoped objects (its EnvironmentConfig, GCP's clusters) and namespaced ones (the
+    # `.m.` managed resources, the kubeconfig Secret) in its claim's namespace: the claims shape is what fits.
+    _kind("platform", "DynamoPlatform", "v1alpha1", "dp_xrd", "Platform", namespaced=False),
 )
 
 

@@ -90,15 +90,17 @@ def cut_with_hash(value: str, limit: int, strip: str = "") -> str:
     return f"{value[: limit - COMPOSITE_HASH_LENGTH - 1].rstrip(strip)}-{digest}"
 
 
-def namespaced_name(graph: Graph, name: str, what: str, path: str) -> str:
-    """``{namespace}.{name}``: the name of a cluster-scoped composite a DGD composes for one of its components.
+def nested_composite_name(graph: Graph, name: str, what: str, path: str) -> str:
+    """The name of a composite a DGD nests for one of its components (a DCD, a scaling adapter).
 
-    Upstream's namespaced object of that name would collide between two namespaces holding DGDs of the
-    same name. A name longer than a composite may be is cut and ends in ``-`` and 8 hex digits of its
-    SHA-256, so it stays unique and stable. Raises ``SpecError`` at ``path`` when the result is not a
-    valid object name.
+    Nested in a namespaced XR it is upstream's ``name`` itself, in the DGD's namespace. Nested in a claim's
+    cluster-scoped XR it is ``{namespace}.{name}``: upstream's name alone would collide between two namespaces
+    holding DGDs of the same name. A name longer than a composite may be is cut and ends in ``-`` and 8 hex
+    digits of its SHA-256, so it stays unique and stable. Raises ``SpecError`` at ``path`` when the result is
+    not a valid object name.
     """
-    qualified = cut_with_hash(f"{graph.namespace}.{name}", MAX_COMPOSITE_NAME, strip=".-")
+    full = name if graph.namespaced else f"{graph.namespace}.{name}"
+    qualified = cut_with_hash(full, MAX_COMPOSITE_NAME, strip=".-")
     if not DNS1123_SUBDOMAIN.match(qualified):
         raise SpecError(
             f"{path}: the {what}'s name {qualified!r} is not a valid object name "

@@ -1,6 +1,7 @@
 """A manifest admitted as the API server admits it, before a preview renders it or validate judges it.
 
-The CRDs are the ones Crossplane derives from ``xrds/`` (the claim's, or the XR's for an XR). A refusal
+The CRDs are the ones Crossplane derives from the package's XRDs: ``xrds/`` (the default package) or
+``package/claims/xrds/`` (the claims package); the claim's, or the XR's for an XR. A refusal
 is printed as ``kubectl apply`` prints one: the object, then each field path and what is wrong with it.
 """
 
@@ -15,11 +16,13 @@ from typing import Any
 
 from functions.kinds import GROUP, KINDS, kind_of
 from functions.tooling.cache import cache_dir
-from functions.tooling.manifests import CLAIM_KINDS, load_documents
+from functions.tooling.manifests import CLAIM_KINDS, CLUSTER_XR_KINDS, load_documents
 from functions.tooling.validation import Admission, FieldValidation, admit, derive_crds, jsonprops, xcrd
 
-XRD_DIR = Path(__file__).resolve().parents[2] / "xrds"
-XR_KINDS = {xr_kind for xr_kind, _ in CLAIM_KINDS.values()}
+REPO_ROOT = Path(__file__).resolve().parents[2]
+XRD_DIR = REPO_ROOT / "xrds"
+CLAIMS_XRD_DIR = REPO_ROOT / "package" / "claims" / "xrds"
+XR_KINDS = CLUSTER_XR_KINDS
 
 
 # The code that derives a CRD from an XRD: a change to it, like a change to the XRD, makes a new cache entry.
@@ -34,13 +37,13 @@ def _cache_key(xrd_path: Path) -> str:
 
 
 @cache
-def _crds_of(xrd_file: str) -> dict[str, dict[str, Any]]:
-    """Kind (claim or XR) -> the CRD Crossplane derives for it, for one XRD of ``xrds/``.
+def _crds_of(xrd_dir: Path, xrd_file: str) -> dict[str, dict[str, Any]]:
+    """Kind (claim or XR) -> the CRD Crossplane derives for it, for one XRD of ``xrd_dir``.
 
     Derived once per XRD content and kept as JSON under the cache directory (``FUNCTION_DYNAMO_CACHE``,
     default ``~/.cache/function-dynamo``): reading it back is a fraction of parsing and deriving again. Where
     the cache cannot be written, the CRDs are derived every time."""
-    xrd_path = XRD_DIR / xrd_file
+    xrd_path = xrd_dir / xrd_file
     cached = cache_dir() / "derived-crds" / f"{xrd_path.stem}-{_cache_key(xrd_path)}.json"
     try:
         return json.loads(cached.read_text())
@@ -57,17 +60,22 @@ def _crds_of(xrd_file: str) -> dict[str, dict[str, Any]]:
     return crds
 
 
-def crd_for(kind: str) -> dict[str, Any]:
-    """The CRD of a claim or XR kind: only its own XRD is read and derived (a render admits one kind)."""
+def crd_for(kind: str, *, claims: bool = False) -> dict[str, Any]:
+    """The CRD of a claim or XR kind in the default package (or the claims package): only its own XRD is read
+    and derived (a render admits one kind). A claim's cluster XR kind is the claims package's in either."""
     found = kind_of(kind)
     if found is None:
         raise KeyError(kind)
-    return _crds_of(found.xrd_file)[kind]
+    crds = _crds_of(CLAIMS_XRD_DIR if claims else XRD_DIR, found.xrd_file)
+    if kind not in crds and kind in XR_KINDS:
+        crds = _crds_of(CLAIMS_XRD_DIR, found.xrd_file)
+    return crds[kind]
 
 
-def crds_by_kind() -> dict[str, dict[str, Any]]:
-    """Kind (claim or XR) -> the CRD Crossplane derives for it from the XRDs in ``xrds/``."""
-    return {kind: crd for k in KINDS for kind, crd in _crds_of(k.xrd_file).items()}
+def crds_by_kind(*, claims: bool = False) -> dict[str, dict[str, Any]]:
+    """Kind (claim or XR) -> the CRD Crossplane derives for it from the default (or the claims) package's XRDs."""
+    directory = CLAIMS_XRD_DIR if claims else XRD_DIR
+    return {kind: crd for k in KINDS for kind, crd in _crds_of(directory, k.xrd_file).items()}
 
 
 def served(doc: Any) -> bool:
@@ -92,9 +100,11 @@ def admit_manifest(
     *,
     old: dict[str, Any] | None = None,
     field_validation: FieldValidation = "Strict",
+    claims: bool = False,
 ) -> Admission:
-    """``doc`` (a served claim or XR) as the API server would store it, or its refusal."""
-    return admit(doc, crd_for(doc["kind"]), old=old, field_validation=field_validation)
+    """``doc`` (a served claim or XR) as the API server would store it, or its refusal; ``claims``: as the
+    claims package's API server would."""
+    return admit(doc, crd_for(doc["kind"], claims=claims), old=old, field_validation=field_validation)
 
 
 def refusal(doc: dict[str, Any], admission: Admission) -> str:

@@ -9,10 +9,12 @@ from typing import Any
 
 import yaml
 
-from functions.kinds import GROUP, KINDS
+from functions.kinds import GROUP, KINDS, kind_of
 
-# claim kind -> (XR kind, referenceable XR apiVersion)
+# claim kind -> (XR kind, referenceable XR apiVersion): the claims package's kinds. In the default package a
+# kind's manifest is its own (namespaced) XR, unless its Kind keeps the claims shape (``Kind.namespaced``).
 CLAIM_KINDS = {k.claim_kind: (k.xr_kind, k.xr_api_version) for k in KINDS}
+CLUSTER_XR_KINDS = frozenset(xr_kind for xr_kind, _ in CLAIM_KINDS.values())
 CLAIM_NAME_LABEL = "crossplane.io/claim-name"
 CLAIM_NAMESPACE_LABEL = "crossplane.io/claim-namespace"
 # Spec fields only a claim has: Crossplane's claim syncer does not copy them into the XR. The other
@@ -74,18 +76,59 @@ def claim_to_xr(claim: dict[str, Any], default_namespace: str = "default") -> di
     return {"apiVersion": xr_api_version, "kind": xr_kind, "metadata": xr_meta, "spec": spec}
 
 
-def as_xr(doc: dict[str, Any], default_namespace: str = "default") -> dict[str, Any]:
-    """A claim becomes its XR; an XR is returned as it is."""
-    if doc.get("kind") in {xr_kind for xr_kind, _ in CLAIM_KINDS.values()}:
+def is_claim(doc: dict[str, Any], claims: bool) -> bool:
+    """Whether the manifest is a claim: always in the claims package (``claims``); in the default package only
+    for the kinds that keep the claims shape there."""
+    kind = kind_of(str(doc.get("kind")))
+    return doc.get("kind") in CLAIM_KINDS and (claims or (kind is not None and not kind.namespaced))
+
+
+def namespaced_xr(doc: dict[str, Any], default_namespace: str = "default") -> dict[str, Any]:
+    """A manifest of the default package as Crossplane reads the XR it is: at the referenceable version (the
+    API server converts by rewriting the apiVersion alone), in ``default_namespace`` when it names none."""
+    group = str(doc.get("apiVersion", "")).split("/")[0]
+    if group != GROUP:
+        raise ManifestError(f"apiVersion: {doc.get('apiVersion')!r} is not in group {GROUP}")
+    meta = doc.get("metadata") or {}
+    if not meta.get("name"):
+        raise ManifestError("metadata.name: required")
+    _, api_version = CLAIM_KINDS[str(doc.get("kind"))]
+    if meta.get("namespace") and doc.get("apiVersion") == api_version:
         return doc
-    return claim_to_xr(doc, default_namespace)
+    return {
+        **doc,
+        "apiVersion": api_version,
+        "metadata": {**meta, "namespace": meta.get("namespace") or default_namespace},
+    }
+
+
+def as_xr(doc: dict[str, Any], default_namespace: str = "default", *, claims: bool = False) -> dict[str, Any]:
+    """The XR Crossplane reconciles for a manifest: a claim (``is_claim``) becomes its cluster-scoped XR, a
+    cluster-scoped XR is returned as it is, and any other manifest of ours is a namespaced XR itself."""
+    kind = doc.get("kind")
+    if kind in CLUSTER_XR_KINDS:
+        return doc
+    if kind not in CLAIM_KINDS:
+        raise ManifestError(f"kind: {kind!r} is not a kind this package serves ({', '.join(CLAIM_KINDS)})")
+    if is_claim(doc, claims):
+        return claim_to_xr(doc, default_namespace)
+    return namespaced_xr(doc, default_namespace)
 
 
 def find_composition(xr: dict[str, Any], compositions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Composition for the XR's kind. The claims package's Compositions are twins of the default
+    package's for the ``X<Kind>``, so one of either serves an XR of the other shape when its own is not given."""
+    twins = []
     for comp in compositions:
         ref = (comp.get("spec") or {}).get("compositeTypeRef") or {}
-        if comp.get("kind") == "Composition" and ref.get("kind") == xr.get("kind"):
+        if comp.get("kind") != "Composition":
+            continue
+        if ref.get("kind") == xr.get("kind"):
             return comp
+        if kind_of(str(ref.get("kind"))) is not None and kind_of(str(ref.get("kind"))) == kind_of(str(xr.get("kind"))):
+            twins.append(comp)
+    if twins:
+        return twins[0]
     raise ManifestError(f"no Composition for {xr.get('kind')} among the given compositions")
 
 

@@ -20,6 +20,7 @@ from google.protobuf import json_format, struct_pb2
 
 from functions.contract import PREVIEW_CONTEXT_KEY
 from functions.fn import run, struct_to_dict
+from functions.tooling.manifests import CLUSTER_XR_KINDS
 
 MAX_REQUIREMENT_ITERATIONS = 5
 CONDITION_TIME = "2024-01-01T00:00:00Z"  # crossplane render's fixed lastTransitionTime
@@ -194,7 +195,10 @@ def render(
     one reconcile, as ``crossplane render`` shows it."""
     spec = composition.get("spec") or {}
     type_ref = spec.get("compositeTypeRef") or {}
-    if (type_ref.get("apiVersion"), type_ref.get("kind")) != (xr.get("apiVersion"), xr.get("kind")):
+    if (type_ref.get("apiVersion"), _served_kind(type_ref.get("kind"), xr.get("kind"))) != (
+        xr.get("apiVersion"),
+        xr.get("kind"),
+    ):
         raise RenderError(
             f"composition's compositeTypeRef.kind ({type_ref.get('kind')}) does not match XR's kind ({xr.get('kind')})"
             if type_ref.get("kind") != xr.get("kind")
@@ -296,16 +300,25 @@ def as_dict(message: Any) -> dict[str, Any]:
     return json_format.MessageToDict(message)
 
 
+def _served_kind(composition_kind: Any, xr_kind: Any) -> Any:
+    """The XR kind a Composition serves here: its own, or a claim's cluster XR (``X<Kind>``), whose
+    Composition in the claims package is the twin of the default package's (``function-dynamo xrds``)."""
+    return xr_kind if xr_kind in CLUSTER_XR_KINDS and xr_kind == f"X{composition_kind}" else composition_kind
+
+
 def composes_kind(compositions: list[dict[str, Any]], obj: dict[str, Any]) -> dict[str, Any] | None:
-    """The Composition whose composite type ``obj`` is (a nested composite), if any."""
+    """The Composition whose composite type ``obj`` is (a nested composite), if any. A claim's cluster XR
+    (``X<Kind>``) is served by the default package's Composition for ``<Kind>`` when its twin is not given."""
+    twin = None
     for comp in compositions:
         ref = (comp.get("spec") or {}).get("compositeTypeRef") or {}
-        if comp.get("kind") == "Composition" and (ref.get("apiVersion"), ref.get("kind")) == (
-            obj.get("apiVersion"),
-            obj.get("kind"),
-        ):
+        if comp.get("kind") != "Composition" or ref.get("apiVersion") != obj.get("apiVersion"):
+            continue
+        if ref.get("kind") == obj.get("kind"):
             return comp
-    return None
+        if obj.get("kind") in CLUSTER_XR_KINDS and f"X{ref.get('kind')}" == obj.get("kind"):
+            twin = comp
+    return twin
 
 
 def render_nested(

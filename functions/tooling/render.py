@@ -22,8 +22,8 @@ class Refused(Exception):
     """The API server would refuse the manifest; the message is kubectl's."""
 
 
-def admitted(doc: dict[str, Any], field_validation: FieldValidation) -> dict[str, Any]:
-    admission = admit_manifest(doc, field_validation=field_validation)
+def admitted(doc: dict[str, Any], field_validation: FieldValidation, *, claims: bool = False) -> dict[str, Any]:
+    admission = admit_manifest(doc, field_validation=field_validation, claims=claims)
     for warning in admission.warnings:
         click.echo(f"Warning: {warning}", err=True)
     if admission.object is None:
@@ -31,24 +31,31 @@ def admitted(doc: dict[str, Any], field_validation: FieldValidation) -> dict[str
     return admission.object
 
 
-def admitted_xr(doc: Any, namespace: str, field_validation: FieldValidation) -> dict[str, Any]:
-    """The XR the pipeline sees: the claim as the API server stores it, made into its XR, stored in turn."""
+def admitted_xr(doc: Any, namespace: str, field_validation: FieldValidation, *, claims: bool = False) -> dict[str, Any]:
+    """The XR the pipeline sees: the manifest as the API server stores it; a claim (the claims package, or a
+    kind that keeps the claims shape) is then made into its XR, stored in turn."""
     if not served(doc):
-        return as_xr(doc, namespace)  # raises ManifestError naming what is wrong
+        return as_xr(doc, namespace, claims=claims)  # raises ManifestError naming what is wrong
     doc = with_namespace(doc, namespace)
-    claim_or_xr = admitted(doc, field_validation)
-    xr = as_xr(claim_or_xr, namespace)
-    return xr if xr is claim_or_xr else admitted(xr, "Strict")
+    stored = admitted(doc, field_validation, claims=claims)
+    xr = as_xr(stored, namespace, claims=claims)
+    return xr if xr is stored else admitted(xr, "Strict", claims=claims)
 
 
 @click.command(name="render")
 @click.argument("claim", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
+    "--claims",
+    is_flag=True,
+    help="As the claims package runs it: the manifest is a claim, rendered as the cluster-scoped XR Crossplane "
+    "makes of it (package/claims/, compositions/claims/).",
+)
+@click.option(
     "--composition",
     type=click.Path(exists=True, path_type=Path),
-    default=REPO_ROOT / "compositions",
-    show_default="compositions/",
-    help="A Composition file, or a directory of them (the one for the claim's kind is used).",
+    default=None,
+    show_default="compositions/ (claims/ within it holds the claims package's)",
+    help="A Composition file, or a directory of them (the one for the manifest's kind is used).",
 )
 @click.option("-o", "--observed-resources", type=click.Path(exists=True, path_type=Path), default=None)
 @click.option("-e", "--required-resources", type=click.Path(exists=True, path_type=Path), default=None)
@@ -64,7 +71,8 @@ def admitted_xr(doc: Any, namespace: str, field_validation: FieldValidation) -> 
 )
 def render_cmd(
     claim: Path,
-    composition: Path,
+    claims: bool,
+    composition: Path | None,
     observed_resources: Path | None,
     required_resources: Path | None,
     include_function_results: bool,
@@ -74,27 +82,29 @@ def render_cmd(
     field_validation: FieldValidation,
     nested: bool,
 ) -> None:
-    """Render CLAIM (a claim or an XR) through its Composition's pipeline, in-process.
+    """Render CLAIM (a manifest you would apply: a DGD, a DCD, ...) through its Composition's pipeline,
+    in-process.
 
     First it admits CLAIM as the API server would (unknown fields, nulls, defaults, schema and CEL) and
-    stops with kubectl's message when it would be refused; then the XR Crossplane creates from it is
-    admitted the same way. Prints the XR and the composed resources like `crossplane render`; with
+    stops with kubectl's message when it would be refused. In the default package the manifest is the
+    (namespaced) XR itself; with --claims it is a claim, and the XR Crossplane creates from it is admitted
+    the same way. Prints the XR and the composed resources like `crossplane render`; with
     --nested, then each nested composite rendered in turn (its XR, then what it composes).
     """
     try:
         docs = load_documents(claim)
         if len(docs) != 1:
             raise ManifestError(f"{claim}: expected exactly one claim or XR, found {len(docs)} documents")
-        xr = admitted_xr(docs[0], namespace, field_validation)
+        xr = admitted_xr(docs[0], namespace, field_validation, claims=claims)
         if print_xr:
             click.echo(dump_documents([xr]), nl=False)
             return
-        compositions = load_documents(composition)
+        compositions = load_documents(composition or REPO_ROOT / "compositions")  # with compositions/claims/
         comp = find_composition(xr, compositions)
         observed = load_documents(observed_resources) if observed_resources else []
         required = load_documents(required_resources) if required_resources else []
         out = render(xr, comp, observed, required)
-        admit_xr = lambda xr: admitted(xr, "Strict")  # noqa: E731
+        admit_xr = lambda xr: admitted(xr, "Strict", claims=claims)  # noqa: E731
         children = render_nested(out, compositions, required, admit_xr) if nested else []
     except (ManifestError, RenderError) as err:
         click.echo(f"function-dynamo render: {err}", err=True)

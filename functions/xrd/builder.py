@@ -1,11 +1,15 @@
-"""The CompositeResourceDefinition shape every Dynamo kind shares.
+"""The CompositeResourceDefinition shapes every Dynamo kind shares.
 
-A LegacyCluster XRD (cluster-scoped XR ``X<Kind>``, namespaced claim ``<Kind>``) serving v1beta1
-(referenceable, the storage version) and a deprecated v1alpha1, both with one union schema.
+Each kind's ``<kind>_xrd.py`` builds its XRD in the claims shape (``legacy_xrd``, ``single_version_xrd``): a
+LegacyCluster XRD (cluster-scoped XR ``X<Kind>``, namespaced claim ``<Kind>``) serving v1beta1 (referenceable,
+the storage version) and a deprecated v1alpha1, both with one union schema. ``namespaced_xrd`` turns that into
+the default package's XRD: ``apiextensions.crossplane.io/v2``, ``scope: Namespaced``, the upstream kind itself
+as the XR (no claim, no suffix), the same versions and schemas.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from functions.api import GROUP
@@ -54,11 +58,10 @@ def legacy_xrd(
             "additionalPrinterColumns": columns["v1alpha1"],
         },
     ]
-    return {
-        "apiVersion": "apiextensions.crossplane.io/v1",
-        "kind": "CompositeResourceDefinition",
-        "metadata": {"name": f"{xr_kind.lower()}s.{GROUP}"},
-        "spec": {
+    return _xrd(
+        "v1",
+        f"{xr_kind.lower()}s.{GROUP}",
+        {
             "scope": "LegacyCluster",
             "group": GROUP,
             "names": _names(xr_kind),
@@ -66,4 +69,40 @@ def legacy_xrd(
             "defaultCompositionRef": {"name": f"{claim_names['plural']}.{GROUP}"},
             "versions": versions,
         },
+    )
+
+
+def _xrd(version: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": f"apiextensions.crossplane.io/{version}",
+        "kind": "CompositeResourceDefinition",
+        "metadata": {"name": name},
+        "spec": spec,
     }
+
+
+def with_scale(xrd: dict[str, Any], scale: dict[str, str]) -> dict[str, Any]:
+    """``xrd`` with the scale subresource on every version (specReplicasPath, statusReplicasPath,
+    labelSelectorPath), as upstream's CRD has it. Crossplane (v2.3 and later) copies it into the XR's CRD and,
+    for a LegacyCluster XRD, the claim's."""
+    if not scale:
+        return xrd
+    out = copy.deepcopy(xrd)
+    for version in out["spec"]["versions"]:
+        version["subresources"] = {"scale": dict(scale)}
+    return out
+
+
+def namespaced_xrd(claims_xrd: dict[str, Any]) -> dict[str, Any]:
+    """The default package's XRD for the kind ``claims_xrd`` defines: the claim's kind and names become the
+    namespaced XR's."""
+    spec = claims_xrd["spec"]
+    names = copy.deepcopy(spec["claimNames"])
+    namespaced = {
+        "scope": "Namespaced",
+        "group": spec["group"],
+        "names": names,
+        "defaultCompositionRef": copy.deepcopy(spec["defaultCompositionRef"]),
+        "versions": copy.deepcopy(spec["versions"]),
+    }
+    return _xrd("v2", f"{names['plural']}.{spec['group']}", namespaced)

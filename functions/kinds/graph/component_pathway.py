@@ -1,11 +1,11 @@
-"""The component pathway: one XDynamoComponentDeployment per component
+"""The component pathway: one DynamoComponentDeployment per component
 (docs/upstream/operator.md §1.1, §1.2, §1.4, §3.5).
 
 Without Grove (the DGD annotation ``nvidia.com/enable-grove: "false"``, or the operator config's
 ``orchestrators.grove.enabled: false``) upstream's DGD controller creates one DynamoComponentDeployment
 per service and the DCD controller renders it. Here the DGD composes a nested composite,
-``XDynamoComponentDeployment``, whose own Composition renders the Deployment or LeaderWorkerSets
-(``functions.kinds.component.component_step``).
+``DynamoComponentDeployment`` (``XDynamoComponentDeployment`` under a claim), whose own Composition
+renders the Deployment or LeaderWorkerSets (``functions.kinds.component.component_step``).
 
 The DCD's spec is the component as the user wrote it, plus what upstream's ``generateSingleDCD``
 adds: ``backendFramework``; for the v1alpha1 shape ``serviceName``, ``dynamoNamespace``, the labels
@@ -47,14 +47,15 @@ from functions.kube.labels import (
     WORKER_HASH,
     has_epp,
 )
-from functions.kube.naming import component_path, component_resource_name, dynamo_namespace, namespaced_name
+from functions.kube.naming import component_path, component_resource_name, dynamo_namespace, nested_composite_name
 
 DCD_SYSTEM_LABELS = (COMPONENT, NAMESPACE, GRAPH_NAME)
 # EPP serves its own TLS; an Istio sidecar in front of it breaks the handshake under STRICT mTLS (upstream HEAD
 # stamps this on the EPP DCD's pod template, above the DGD's annotations).
 ISTIO_INJECT_ANNOTATION = "sidecar.istio.io/inject"
 DCD_API_VERSION = "nvidia.com/v1beta1"
-DCD_KIND = "XDynamoComponentDeployment"
+DCD_KIND = "DynamoComponentDeployment"  # nested in a namespaced DGD; in a claim's cluster XR, X + this
+DCD_KINDS = frozenset({DCD_KIND, f"X{DCD_KIND}"})
 RESOURCE_PREFIX = "component-"
 WORKER_HASH_LABEL = WORKER_HASH
 # Fields that do not change a worker's pods: left out of the worker hash (both API shapes' names).
@@ -203,20 +204,25 @@ def dcd_spec(
 
 
 def render_component_deployment(graph: Graph, component: Component, hash8: str, spec: dict[str, Any]) -> dict[str, Any]:
-    """The XDynamoComponentDeployment of one component, with ``spec`` from ``dcd_spec``."""
+    """The DynamoComponentDeployment of one component, with ``spec`` from ``dcd_spec``: in the DGD's namespace
+    (namespaced), or an XDynamoComponentDeployment carrying its upstream name and namespace as annotations."""
     name = dcd_name(graph, component, hash8)
+    identity = (
+        {} if graph.namespaced else {COMPOSED_NAME_ANNOTATION: name, COMPOSED_NAMESPACE_ANNOTATION: graph.namespace}
+    )
     annotations = {
-        COMPOSED_NAME_ANNOTATION: name,
-        COMPOSED_NAMESPACE_ANNOTATION: graph.namespace,
+        **identity,
         **{k: v for k, v in graph.metadata_annotations.items() if k in PROPAGATED_ANNOTATIONS},
     }
+    metadata: dict[str, Any] = {
+        "name": nested_composite_name(graph, name, "component deployment", component_path(graph, component)),
+        "labels": dcd_labels(graph, component, hash8),
+    }
+    if annotations:
+        metadata["annotations"] = dict(sorted(annotations.items()))
     return {
         "apiVersion": DCD_API_VERSION,
-        "kind": DCD_KIND,
-        "metadata": {
-            "name": namespaced_name(graph, name, "component deployment", component_path(graph, component)),
-            "labels": dcd_labels(graph, component, hash8),
-            "annotations": dict(sorted(annotations.items())),
-        },
+        "kind": DCD_KIND if graph.namespaced else f"X{DCD_KIND}",
+        "metadata": metadata,
         "spec": spec,
     }

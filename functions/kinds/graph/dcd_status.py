@@ -13,7 +13,7 @@ from typing import Any
 
 from functions.api.graph import Graph
 from functions.api.normalise import COMPOSED_NAME_ANNOTATION
-from functions.kinds.graph.component_pathway import DCD_KIND, WORKER_HASH_LABEL
+from functions.kinds.graph.component_pathway import DCD_KINDS, WORKER_HASH_LABEL
 from functions.kinds.graph.graph_status import ComponentStatus
 from functions.kinds.graph.rolling_update import dcd_counts
 from functions.kube.labels import COMPONENT
@@ -36,7 +36,7 @@ def dcd_readiness(obj: dict[str, Any] | None) -> Readiness:
 
 
 def is_dcd(obj: dict[str, Any]) -> bool:
-    return obj.get("kind") == DCD_KIND
+    return obj.get("kind") in DCD_KINDS
 
 
 def dcd_claim_name(obj: dict[str, Any]) -> str:

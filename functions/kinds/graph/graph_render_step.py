@@ -15,7 +15,7 @@ from functions.api.operator_config import (
 )
 from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal, is_preview
 from functions.kinds.component.webhook_rules import check_annotations, check_costly_rules, deprecation_condition
-from functions.kinds.graph.component_pathway import DCD_KIND, raw_components, worker_hash
+from functions.kinds.graph.component_pathway import DCD_KINDS, raw_components, worker_hash
 from functions.kinds.graph.dcds import render_components
 from functions.kinds.graph.graph_checkpoints import STATUS_FIELD as CHECKPOINTS_STATUS
 from functions.kinds.graph.graph_checkpoints import resolve_checkpoints
@@ -162,7 +162,7 @@ def _storage(req: StepRequest, graph: Graph) -> tuple[dict[str, Any], dict[str, 
 
 def origin_carriers(observed_resources: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The observed objects that carry the origin version: the PodCliqueSet and the component deployments."""
-    kinds = {"PodCliqueSet", DCD_KIND}
+    kinds = {"PodCliqueSet", *DCD_KINDS}
     return [obj for _, obj in sorted(observed_resources.items()) if obj.get("kind") in kinds]
 
 

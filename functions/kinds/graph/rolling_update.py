@@ -30,7 +30,7 @@ from typing import Any
 
 from functions.api.graph import Component, Graph
 from functions.api.normalise import CROSSPLANE_SPEC_KEYS
-from functions.kinds.graph.component_pathway import DCD_KIND, WORKER_HASH_LABEL, is_worker
+from functions.kinds.graph.component_pathway import DCD_KINDS, WORKER_HASH_LABEL, is_worker
 from functions.kube.deployment import DEFAULT_ROLLING_UPDATE, MAX_SURGE_ANNOTATION, MAX_UNAVAILABLE_ANNOTATION
 from functions.kube.labels import COMPONENT
 from functions.readiness.verdicts import count
@@ -61,7 +61,7 @@ def dcd_counts(obj: dict[str, Any]) -> dict[str, Any]:
 def observed_dcds(observed_resources: dict[str, dict[str, Any]]) -> list[ObservedDCD]:
     out = []
     for resource, obj in sorted(observed_resources.items()):
-        if obj.get("kind") != DCD_KIND:
+        if obj.get("kind") not in DCD_KINDS:
             continue
         meta = obj.get("metadata") or {}
         labels = meta.get("labels") or {}

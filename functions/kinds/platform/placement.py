@@ -53,9 +53,10 @@ def placement_of(xr: dict[str, Any]) -> str | None:
 
 
 def is_local(obj: dict[str, Any]) -> bool:
-    """This package's own composites stay on the control cluster (``nvidia.com`` kinds named ``X...``)."""
+    """This package's own composites stay on the control cluster: the ``nvidia.com`` kinds named ``Dynamo...``
+    (namespaced XRs) or ``XDynamo...`` (a claim's cluster XRs); a PodSnapshot is not one of them."""
     group = str(obj.get("apiVersion", "")).split("/")[0]
-    return group == LOCAL_GROUP and str(obj.get("kind", "")).startswith("X")
+    return group == LOCAL_GROUP and str(obj.get("kind", "")).removeprefix("X").startswith("Dynamo")
 
 
 def _uses_checkpoints(result: StepResponse) -> bool:

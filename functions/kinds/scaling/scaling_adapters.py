@@ -5,7 +5,7 @@ Upstream, the DGD controller creates a DGDSA per component with ``scalingAdapter
 ``enabled: true``; v1beta1: present), its ``spec.replicas`` initialised from the component's
 replicas, and from then on the adapter is the source of truth: the adapter controller copies its
 replicas into the DGD. A composition function cannot write the DGD's spec, so here the DGD's
-render step composes the adapter as a nested composite (``XDynamoGraphDeploymentScalingAdapter``)
+render step composes the adapter as a nested composite (``DynamoGraphDeploymentScalingAdapter``)
 and, once Crossplane observes it, renders the component with the adapter's ``spec.replicas``
 instead of the DGD's (``with_adapter_replicas``). The desired adapter repeats those observed
 replicas, so Crossplane never resets what an autoscaler wrote.
@@ -18,9 +18,9 @@ again from the fresh adapter. Leaving the field out of an existing adapter is no
 Crossplane's field manager owns it from creation, so server-side apply would remove it, and the
 schema requires it.
 
-The adapter is a cluster-scoped XR, so its name carries the DGD's namespace: upstream's
-``{dgd}-{lower(component)}`` alone would collide between two namespaces holding DGDs of the same
-name (upstream's examples all use fixed names).
+Nested in a namespaced DGD the adapter has upstream's name, ``{dgd}-{lower(component)}``, in the DGD's
+namespace. Under a claim it is a cluster-scoped ``XDynamoGraphDeploymentScalingAdapter``, so its name carries
+the DGD's namespace: upstream's name alone would collide between two namespaces holding DGDs of the same name.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from typing import Any
 
 from functions.api.graph import Component, Graph
 from functions.kube.labels import COMPONENT, GRAPH_NAME
-from functions.kube.naming import component_path, component_resource_name, namespaced_name
+from functions.kube.naming import component_path, component_resource_name, nested_composite_name
 
 ADAPTER_API_VERSION = "nvidia.com/v1beta1"
-ADAPTER_KIND = "XDynamoGraphDeploymentScalingAdapter"
+ADAPTER_KIND = "DynamoGraphDeploymentScalingAdapter"  # nested in a namespaced DGD; in a claim's cluster XR, X + this
 RESOURCE_PREFIX = "scaling-adapter-"
 
 
@@ -43,8 +43,8 @@ def adapter_resource_name(component: Component) -> str:
 
 
 def adapter_name(graph: Graph, component: Component) -> str:
-    """``{namespace}.{dgd}-{lower(component)}``: upstream's DGDSA name, qualified by the namespace."""
-    return namespaced_name(
+    """Upstream's DGDSA name ``{dgd}-{lower(component)}`` (qualified by the namespace under a claim)."""
+    return nested_composite_name(
         graph,
         component_resource_name(graph, component),
         "scaling adapter",
@@ -93,7 +93,7 @@ def render_scaling_adapter(graph: Graph, component: Component) -> dict[str, Any]
     name = adapter_name(graph, component)
     return {
         "apiVersion": ADAPTER_API_VERSION,
-        "kind": ADAPTER_KIND,
+        "kind": ADAPTER_KIND if graph.namespaced else f"X{ADAPTER_KIND}",
         "metadata": {
             "name": name,
             "labels": {COMPONENT: component.name, GRAPH_NAME: graph.name},

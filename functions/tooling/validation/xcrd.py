@@ -208,6 +208,9 @@ def _gen_crd_version(vr: Obj, max_name_length: int, xrd: Obj) -> Obj:
         out["deprecationWarning"] = vr["deprecationWarning"]
     out["schema"] = {"openAPIV3Schema": root}
     out["subresources"] = {"status": {}}
+    scale = (vr.get("subresources") or {}).get("scale")
+    if scale is not None:  # apiextensions v2 (Crossplane v2.3+): carried into the CRD as given
+        out["subresources"]["scale"] = copy.deepcopy(scale)
     columns = [_column(c) for c in vr.get("additionalPrinterColumns") or []]
     if columns:
         out["additionalPrinterColumns"] = columns

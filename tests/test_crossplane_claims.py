@@ -1,0 +1,141 @@
+"""The claims package on a real Crossplane: installed on a control plane of its own (it defines the same CRDs as
+the default package, so the two never share one), every kind once through its lifecycle, and deletion.
+
+For each kind one example is applied as a claim: it must become Synced, its cluster-scoped XR must compose
+exactly what ``function-dynamo render --claims`` previews (nested composites included), and deleting the claim
+must delete the XR and everything it composed. The default package runs the whole end-to-end suite
+(``test_crossplane_e2e`` and the other ``test_crossplane_*`` modules).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from composites import cluster_xr_path, manifest_path, resource_refs
+from test_crossplane_platform import install_providers
+
+from apiserver import CLAIMS_XRDS, derived_crds, ensure_namespace, resource_path
+from apiserver import plural as plural_of
+from controlplane import APIError, ControlPlane, start_control_plane
+from corpus import examples_of_kind
+from crossplane_core import CLAIMS_CONFIGURATION, Crossplane, start_crossplane
+from functions.kinds import KINDS
+from test_crossplane_e2e import (
+    REPO,
+    SYNC_SECONDS,
+    _conditions,
+    _differences,
+    _wait_composed,
+    api_plurals,
+    object_path,
+    preview,
+    wait_synced,
+)
+
+# One example per kind, as a team on claims applies it: the first of its kind, or one that shows more (a DGD with
+# nested scaling adapters; the first DGD example needs the checkpoint gate).
+LIFECYCLES = {
+    **{k.claim_kind: examples_of_kind(k.claim_kind)[0] for k in KINDS},
+    "DynamoGraphDeployment": REPO / "examples" / "dgd" / "vllm-autoscaled.yaml",
+}
+
+
+@pytest.fixture(scope="module")
+def claims_crossplane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crossplane]:
+    cp = start_control_plane(tmp_path_factory.mktemp("claims-control-plane"))
+    try:
+        yield start_crossplane(cp, CLAIMS_CONFIGURATION)
+    finally:
+        cp.stop()
+
+
+def test_the_claims_package_installs_its_claim_xrds(claims_crossplane: Crossplane) -> None:
+    client = claims_crossplane.cp.client
+    configuration = client.get(f"/apis/pkg.crossplane.io/v1/configurations/{CLAIMS_CONFIGURATION}")
+    assert _conditions(configuration)["Healthy"]["status"] == "True"
+    xrds = client.get("/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions")["items"]
+    assert sorted(x["metadata"]["name"] for x in xrds) == sorted(
+        yaml.safe_load(p.read_text())["metadata"]["name"] for p in CLAIMS_XRDS.glob("*.yaml")
+    )
+    assert all(x["spec"]["scope"] == "LegacyCluster" and x["spec"]["claimNames"] for x in xrds)
+    for crd in derived_crds(CLAIMS_XRDS):  # an XR CRD and a claim CRD per kind, Crossplane's
+        stored = client.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}")
+        assert stored["spec"]["scope"] == crd["spec"]["scope"]
+        assert [v["name"] for v in stored["spec"]["versions"]] == [v["name"] for v in crd["spec"]["versions"]]
+    adapter = client.get(
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/dynamographdeploymentscalingadapters.nvidia.com"
+    )
+    assert all(v["subresources"]["scale"]["specReplicasPath"] == ".spec.replicas" for v in adapter["spec"]["versions"])
+
+
+def _exists(cp: ControlPlane, path: str) -> bool:
+    try:
+        cp.client.get(path)
+        return True
+    except APIError as err:
+        if err.code == 404:
+            return False
+        raise
+
+
+@pytest.mark.parametrize("kind", sorted(LIFECYCLES))
+def test_each_kind_lives_and_dies_as_a_claim(kind: str, claims_crossplane: Crossplane) -> None:
+    cp = claims_crossplane.cp
+    path = LIFECYCLES[kind]
+    claim = yaml.safe_load(path.read_text())
+    namespace = "claims-" + kind.lower()[:40]
+    claim["metadata"]["namespace"] = namespace
+    ensure_namespace(cp.client, namespace)
+    # a platform composes the cloud provider's managed resources: their CRDs, as test_crossplane_platform installs
+    discovered = install_providers(claims_crossplane) if kind == "DynamoPlatform" else api_plurals(claims_crossplane)
+    expected, nested = preview(copy.deepcopy(claim), claims=True)
+    version = claim["apiVersion"].split("/")[1]
+    cp.client.create(resource_path("nvidia.com", version, plural_of(kind), namespace), claim)
+
+    # A platform composes in stages, each once the last is ready (test_crossplane_platform plays the providers to
+    # the end): here its first stage, each object as previewed.
+    staged = kind == "DynamoPlatform"
+    xr = wait_synced(claims_crossplane, claim, 1 if staged else len(expected), discovered)
+    if staged:
+        composed_names = {(r["kind"], r["name"]) for r in resource_refs(xr)}
+        expected = [o for o in expected if (o["kind"], o["metadata"]["name"]) in composed_names]
+        assert len(expected) == len(composed_names), "composed what the preview does not show"
+    assert xr["kind"] == f"X{kind}" and xr["spec"]["claimRef"]["name"] == claim["metadata"]["name"]
+    for obj in [*expected, *(o for child in nested for o in child.composed)]:
+        obj["metadata"]["labels"]["crossplane.io/composite"] = xr["metadata"]["name"]
+    problems = _differences(claims_crossplane, xr, expected, discovered)
+    deadline = time.monotonic() + SYNC_SECONDS
+    for child in nested:
+        composite = child.composite
+        assert composite["kind"].startswith("X"), composite["kind"]  # nested composites are cluster-scoped
+        child_path = cluster_xr_path({**composite, "name": composite["metadata"]["name"]})
+        problems += _differences(
+            claims_crossplane,
+            _wait_composed(claims_crossplane, child_path, len(child.composed), discovered, deadline),
+            child.composed,
+            discovered,
+        )
+    assert not problems, "\n".join(problems)
+
+    composed = []
+    for ref in resource_refs(xr):
+        plural, namespaced = discovered[(ref["apiVersion"], ref["kind"])]
+        composed.append(
+            object_path(ref["apiVersion"], plural, ref.get("namespace") if namespaced else None, ref["name"])
+        )
+    cp.client.delete(manifest_path(claim))
+    gone = [manifest_path(claim), cluster_xr_path({**xr, "name": xr["metadata"]["name"]}), *composed]
+    deadline = time.monotonic() + SYNC_SECONDS
+    while (left := [p for p in gone if _exists(cp, p)]) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not left, f"still there {SYNC_SECONDS:.0f}s after the claim was deleted: {left}"
+
+
+def test_lifecycles_cover_every_kind() -> None:
+    assert set(LIFECYCLES) == {k.claim_kind for k in KINDS}
+    assert all(isinstance(p, Path) and p.is_relative_to(REPO / "examples") for p in LIFECYCLES.values())

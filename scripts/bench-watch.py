@@ -58,12 +58,12 @@ def until(what: str, probe: Callable[[], Any], seconds: float = LIMIT_SECONDS) -
     raise SystemExit(f"bench-watch: {what}: not so after {seconds:.0f}s")
 
 
-def operator_config(nats: str, checkpoint: bool = True) -> dict[str, Any]:
+def operator_config(nats: str) -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.crossplane.io/v1beta1",
         "kind": "EnvironmentConfig",
         "metadata": {"name": "dynamo-platform"},
-        "data": {"infrastructure": {"natsAddress": nats}, "checkpoint": {"enabled": checkpoint}},
+        "data": {"infrastructure": {"natsAddress": nats}},
     }
 
 

@@ -22,7 +22,6 @@ from functions.tooling.validation import Admission, FieldValidation, admit, deri
 REPO_ROOT = Path(__file__).resolve().parents[2]
 XRD_DIR = REPO_ROOT / "xrds"
 CLAIMS_XRD_DIR = REPO_ROOT / "package" / "claims" / "xrds"
-XR_KINDS = CLUSTER_XR_KINDS
 
 
 # The code that derives a CRD from an XRD: a change to it, like a change to the XRD, makes a new cache entry.
@@ -67,7 +66,7 @@ def crd_for(kind: str, *, claims: bool = False) -> dict[str, Any]:
     if found is None:
         raise KeyError(kind)
     crds = _crds_of(CLAIMS_XRD_DIR if claims else XRD_DIR, found.xrd_file)
-    if kind not in crds and kind in XR_KINDS:
+    if kind not in crds and kind in CLUSTER_XR_KINDS:
         crds = _crds_of(CLAIMS_XRD_DIR, found.xrd_file)
     return crds[kind]
 
@@ -83,7 +82,7 @@ def served(doc: Any) -> bool:
     return (
         isinstance(doc, dict)
         and str(doc.get("apiVersion", "")).split("/")[0] == GROUP
-        and doc.get("kind") in {*CLAIM_KINDS, *XR_KINDS}
+        and doc.get("kind") in {*CLAIM_KINDS, *CLUSTER_XR_KINDS}
     )
 
 

@@ -115,20 +115,25 @@ def as_xr(doc: dict[str, Any], default_namespace: str = "default", *, claims: bo
     return namespaced_xr(doc, default_namespace)
 
 
+def serves_kind(composition_kind: Any, xr_kind: Any) -> bool:
+    """Whether a Composition for ``composition_kind`` renders an XR of ``xr_kind``: its own kind, or a claim's
+    cluster XR ``X<Kind>``, whose Composition in the claims package is the generated twin of the default
+    package's (``function-dynamo xrds``): the same pipeline."""
+    return composition_kind == xr_kind or (xr_kind in CLUSTER_XR_KINDS and xr_kind == f"X{composition_kind}")
+
+
 def find_composition(xr: dict[str, Any], compositions: list[dict[str, Any]]) -> dict[str, Any]:
-    """The Composition for the XR's kind. The claims package's Compositions are twins of the default
-    package's for the ``X<Kind>``, so one of either serves an XR of the other shape when its own is not given."""
-    twins = []
-    for comp in compositions:
-        ref = (comp.get("spec") or {}).get("compositeTypeRef") or {}
-        if comp.get("kind") != "Composition":
-            continue
-        if ref.get("kind") == xr.get("kind"):
-            return comp
-        if kind_of(str(ref.get("kind"))) is not None and kind_of(str(ref.get("kind"))) == kind_of(str(xr.get("kind"))):
-            twins.append(comp)
-    if twins:
-        return twins[0]
+    """The Composition for the XR's kind; the default package's twin serves a claim's XR when its own is not
+    among ``compositions`` (``serves_kind``)."""
+    served = [
+        comp
+        for comp in compositions
+        if comp.get("kind") == "Composition"
+        and serves_kind(((comp.get("spec") or {}).get("compositeTypeRef") or {}).get("kind"), xr.get("kind"))
+    ]
+    exact = [c for c in served if c["spec"]["compositeTypeRef"]["kind"] == xr.get("kind")]
+    if exact or served:
+        return (exact or served)[0]
     raise ManifestError(f"no Composition for {xr.get('kind')} among the given compositions")
 
 

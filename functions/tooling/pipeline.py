@@ -20,7 +20,7 @@ from google.protobuf import json_format, struct_pb2
 
 from functions.contract import PREVIEW_CONTEXT_KEY
 from functions.fn import run, struct_to_dict
-from functions.tooling.manifests import CLUSTER_XR_KINDS
+from functions.tooling.manifests import serves_kind
 
 MAX_REQUIREMENT_ITERATIONS = 5
 CONDITION_TIME = "2024-01-01T00:00:00Z"  # crossplane render's fixed lastTransitionTime
@@ -195,13 +195,10 @@ def render(
     one reconcile, as ``crossplane render`` shows it."""
     spec = composition.get("spec") or {}
     type_ref = spec.get("compositeTypeRef") or {}
-    if (type_ref.get("apiVersion"), _served_kind(type_ref.get("kind"), xr.get("kind"))) != (
-        xr.get("apiVersion"),
-        xr.get("kind"),
-    ):
+    if type_ref.get("apiVersion") != xr.get("apiVersion") or not serves_kind(type_ref.get("kind"), xr.get("kind")):
         raise RenderError(
             f"composition's compositeTypeRef.kind ({type_ref.get('kind')}) does not match XR's kind ({xr.get('kind')})"
-            if type_ref.get("kind") != xr.get("kind")
+            if not serves_kind(type_ref.get("kind"), xr.get("kind"))
             else f"composition's compositeTypeRef.apiVersion ({type_ref.get('apiVersion')}) does not match "
             f"XR's apiVersion ({xr.get('apiVersion')})"
         )
@@ -300,25 +297,18 @@ def as_dict(message: Any) -> dict[str, Any]:
     return json_format.MessageToDict(message)
 
 
-def _served_kind(composition_kind: Any, xr_kind: Any) -> Any:
-    """The XR kind a Composition serves here: its own, or a claim's cluster XR (``X<Kind>``), whose
-    Composition in the claims package is the twin of the default package's (``function-dynamo xrds``)."""
-    return xr_kind if xr_kind in CLUSTER_XR_KINDS and xr_kind == f"X{composition_kind}" else composition_kind
-
-
 def composes_kind(compositions: list[dict[str, Any]], obj: dict[str, Any]) -> dict[str, Any] | None:
-    """The Composition whose composite type ``obj`` is (a nested composite), if any. A claim's cluster XR
-    (``X<Kind>``) is served by the default package's Composition for ``<Kind>`` when its twin is not given."""
-    twin = None
-    for comp in compositions:
-        ref = (comp.get("spec") or {}).get("compositeTypeRef") or {}
-        if comp.get("kind") != "Composition" or ref.get("apiVersion") != obj.get("apiVersion"):
-            continue
-        if ref.get("kind") == obj.get("kind"):
-            return comp
-        if obj.get("kind") in CLUSTER_XR_KINDS and f"X{ref.get('kind')}" == obj.get("kind"):
-            twin = comp
-    return twin
+    """The Composition whose composite type ``obj`` is (a nested composite), if any: its own, else the one
+    ``serves_kind`` lets serve it."""
+    served = [
+        comp
+        for comp in compositions
+        if comp.get("kind") == "Composition"
+        and ((comp.get("spec") or {}).get("compositeTypeRef") or {}).get("apiVersion") == obj.get("apiVersion")
+        and serves_kind(comp["spec"]["compositeTypeRef"].get("kind"), obj.get("kind"))
+    ]
+    exact = [c for c in served if c["spec"]["compositeTypeRef"].get("kind") == obj.get("kind")]
+    return (exact or served or [None])[0]
 
 
 def render_nested(

@@ -21,7 +21,7 @@ from crossplane_core import Crossplane
 from functions.contract import StepRequest
 from functions.kinds.graph.graph_render_step import render_graph_deployment
 from functions.kube.labels import RESTART_AT
-from test_crossplane_status import play_deployments
+from test_crossplane_status import COMPONENT_LABEL, play_deployments
 
 REPO = Path(__file__).resolve().parents[1]
 SECONDS = 90.0
@@ -203,7 +203,13 @@ def test_a_new_restart_id_walks_the_components_one_by_one(crossplane: Crossplane
 
     _until("the graph ready", ready, seconds=2 * SECONDS)
     cp.client.merge_patch(claim_path, {"spec": {"restart": {"id": "r1"}}})
-    seen: list[tuple[str, ...]] = []
+    # What is observed is the Deployments, not status.restart: a step can pass between two polls of
+    # the status, but a Deployment's restartAt stays. Sequential means a component's Deployment is
+    # stamped only once every Deployment stamped before it has rolled (played here as the Deployment
+    # controller, only for Deployments that carry the new template).
+    stamped: list[str] = []  # components in the order their Deployment first carried r1
+    rolled: set[str] = set()
+    steps: list[tuple[str, ...]] = []  # status.restart.inProgress as polled, for the failure message
     deadline = time.monotonic() + 2 * SECONDS
     restart: dict[str, Any] = {}
     while time.monotonic() < deadline:
@@ -211,17 +217,27 @@ def test_a_new_restart_id_walks_the_components_one_by_one(crossplane: Crossplane
         if restart.get("observedID") == "r1" and restart.get("phase") == "Completed":
             break
         step = tuple(restart.get("inProgress") or ())
-        if restart.get("observedID") == "r1" and step:
-            if not seen or seen[-1] != step:
-                seen.append(step)
-            # the Deployment controller, played only for what restarts now: each step is seen before the next
-            play_deployments(cp, namespace, set(step))
+        if step and (not steps or steps[-1] != step):
+            steps.append(step)
+        to_roll = set()
+        for deployment in cp.client.get(f"/apis/apps/v1/namespaces/{namespace}/deployments")["items"]:
+            component = deployment["metadata"]["labels"].get(COMPONENT_LABEL)
+            annotations = deployment["spec"]["template"]["metadata"].get("annotations") or {}
+            if annotations.get(RESTART_AT) != "r1":
+                continue
+            if component not in stamped:
+                unrolled = [c for c in stamped if c not in rolled]
+                assert not unrolled, f"{component} stamped while {unrolled} had not rolled (steps {steps})"
+                stamped.append(component)
+            if (deployment.get("status") or {}).get("observedGeneration", 0) < deployment["metadata"]["generation"]:
+                to_roll.add(component)
+        play_deployments(cp, namespace, to_roll)
+        rolled |= to_roll
         time.sleep(0.5)
-    assert restart == {"observedID": "r1", "phase": "Completed"}, (restart, seen)
-    assert all(len(step) == 1 for step in seen), seen  # Sequential: one component at a time
-    assert sorted({c for step in seen for c in step}) == components, seen
+    assert restart == {"observedID": "r1", "phase": "Completed"}, (restart, stamped, steps)
+    assert stamped == components, (stamped, steps)  # Sequential, in the default (sorted) order
     deployments = cp.client.get(f"/apis/apps/v1/namespaces/{namespace}/deployments")["items"]
-    stamped = {
+    stamps = {
         d["metadata"]["name"]: d["spec"]["template"]["metadata"]["annotations"].get(RESTART_AT) for d in deployments
     }
-    assert set(stamped.values()) == {"r1"}, stamped
+    assert set(stamps.values()) == {"r1"}, stamps

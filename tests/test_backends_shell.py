@@ -105,6 +105,19 @@ FLAGS = "--a 1 --b x"
         ("python3 -m dynamo.sglang.worker --y", "sglang", "python3 -m dynamo.sglang.worker --a 1 --b x --y"),
         ("python3 -m some.other.module", "sglang", "python3 -m some.other.module"),
         ("echo sglang", "sglang", "echo sglang"),
+        # upstream HEAD injectFlagsIntoPythonCommand: only python commands, every one of them, after the last
+        # framework token before a shell operator
+        ("cd /w && vllm serve m --tensor-parallel-size 16", "vllm", "cd /w && vllm serve m --tensor-parallel-size 16"),
+        (
+            "python3 -m dynamo.vllm --model /m/vllm-7b --tp 16",
+            "vllm",
+            "python3 -m dynamo.vllm --model /m/vllm-7b --a 1 --b x --tp 16",
+        ),
+        (
+            "python3 -m dynamo.vllm --x; python3 -m dynamo.vllm --y",
+            "vllm",
+            "python3 -m dynamo.vllm --a 1 --b x --x; python3 -m dynamo.vllm --a 1 --b x --y",
+        ),
     ],
 )
 def test_insert_after_module(text: str, framework: str, expected: str) -> None:

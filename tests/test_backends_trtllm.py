@@ -20,13 +20,13 @@ PROBES = {
     "readinessProbe": {"httpGet": {"path": "/health", "port": "system"}},
     "startupProbe": {"httpGet": {"path": "/live", "port": "system"}},
 }
-# docs/upstream/operator.md §2.4: the fixed list, sorted together with the container's env names (incl. the OMPI
-# variable)
+# docs/upstream/operator.md §2.4: the fixed list (with upstream #11999's CPATH and TRITON_PTXAS_PATH), sorted
+# together with the container's env names (incl. the OMPI variable)
 FORWARDED = (
-    "-x CUDA_VISIBLE_DEVICES -x DYN_SYSTEM_PORT -x HF_DATASETS_CACHE -x HF_ENDPOINT -x HF_HOME -x HF_TOKEN -x HOME "
-    "-x HUGGING_FACE_HUB_TOKEN -x LD_LIBRARY_PATH -x MODEL_PATH -x NCCL_DEBUG -x NCCL_IB_DISABLE -x NCCL_P2P_DISABLE "
-    "-x OMPI_MCA_orte_keep_fqdn_hostnames -x PATH -x PYTHONPATH -x TENSORRT_LLM_CACHE_DIR -x TOKENIZERS_PARALLELISM "
-    "-x TRANSFORMERS_CACHE -x TRTLLM_USE_UCX_KVCACHE -x USER"
+    "-x CPATH -x CUDA_VISIBLE_DEVICES -x DYN_SYSTEM_PORT -x HF_DATASETS_CACHE -x HF_ENDPOINT -x HF_HOME -x HF_TOKEN "
+    "-x HOME -x HUGGING_FACE_HUB_TOKEN -x LD_LIBRARY_PATH -x MODEL_PATH -x NCCL_DEBUG -x NCCL_IB_DISABLE "
+    "-x NCCL_P2P_DISABLE -x OMPI_MCA_orte_keep_fqdn_hostnames -x PATH -x PYTHONPATH -x TENSORRT_LLM_CACHE_DIR "
+    "-x TOKENIZERS_PARALLELISM -x TRANSFORMERS_CACHE -x TRITON_PTXAS_PATH -x TRTLLM_USE_UCX_KVCACHE -x USER"
 )
 SSH_FLAGS = '--mca pml ob1 --mca plm_rsh_args "-p 2222 -o StrictHostKeyChecking=no -i $HOME/.ssh/id_rsa"'
 
@@ -214,7 +214,7 @@ def test_leader_script_runs_mpirun_with_root_flag_only_as_root(tmp_path: Path) -
     (call,) = (tmp_path / "calls").read_text().splitlines()
     root_flag = "--allow-run-as-root " if os.getuid() == 0 else ""
     assert call.startswith(f"mpirun {root_flag}--oversubscribe -n 2 -H ldr,wkr --mca pml ob1 --mca plm_rsh_args ")
-    assert f"-p 2222 -o StrictHostKeyChecking=no -i {tmp_path}/.ssh/id_rsa -x CUDA_VISIBLE_DEVICES" in call
+    assert f"-p 2222 -o StrictHostKeyChecking=no -i {tmp_path}/.ssh/id_rsa -x CPATH -x CUDA_VISIBLE_DEVICES" in call
     assert call.endswith("bash -c trtllm-llmapi-launch python3 -m dynamo.trtllm --model test")
 
 

@@ -350,3 +350,15 @@ def test_gpu_resource_override() -> None:
     role = _role("leader")
     apply_multinode("vllm", role, pod, vllm_executor="mp", ssh_secret_name="s", gpu_resource="nvidia.com/mig-3g.40gb")
     assert pod["containers"][1]["args"][-2:] == ["--node-rank", "0"]
+
+
+@pytest.mark.parametrize("role", ["leader", "worker"])
+def test_a_shell_script_running_vllm_serve_gets_no_mp_flags_and_no_wait_for_leader(role: str) -> None:
+    """Upstream HEAD injects the mp flags only after a ``python… vllm`` command (injectFlagsIntoPythonCommand); a
+    shell script running the ``vllm`` executable keeps its command line, so a worker has no mp flag to wait for."""
+    script = "cd /work && vllm serve Qwen/Qwen3-0.6B --tensor-parallel-size 16"
+    pod = _pod(["bash", "-lc"], [script], gpus=8)
+    main = _apply(pod, _role(role), executor="mp")
+    assert (main["command"], main["args"]) == (["bash", "-lc"], [script])
+    assert "initContainers" not in pod
+    assert NIXL_ENV in main["env"]  # the mp side channel does not depend on the launch line

@@ -98,3 +98,25 @@ def test_a_deployment_keeps_the_pod_template_labels_and_leaves_the_selector_labe
         == deployment["spec"]["template"]["metadata"]["labels"]["nvidia.com/dynamo-component"]
     )
     assert deployment["spec"]["template"]["metadata"]["labels"]["nvidia.com/selector"] == dcd["metadata"]["name"]
+
+
+def test_on_the_component_pathway_a_service_carries_its_workloads_labels_and_the_discovery_labels() -> None:
+    """Upstream HEAD labels a DCD's Service with ``GetDCDKubeLabels`` (as its Deployment) plus the discovery
+    labels: dashboards and PodMonitors select component Services by the graph, component and namespace."""
+    claim = load_documents(REPO / "examples" / "v1alpha1" / "vllm-disagg-no-grove.yaml")[0]
+    dcds = of_kind(rendered(claim), "XDynamoComponentDeployment")
+    assert len(dcds) == 3
+    for dcd in dcds:
+        objects = render_xr(dcd)
+        (deployment,) = of_kind(objects, "Deployment")
+        (service,) = of_kind(objects, "Service")
+        labels = service["metadata"]["labels"]
+        discovery = {"nvidia.com/dynamo-discovery-backend": "kubernetes", "nvidia.com/dynamo-discovery-enabled": "true"}
+        assert labels == {**deployment["metadata"]["labels"], **discovery}
+        assert labels["nvidia.com/dynamo-graph-deployment-name"] == "vllm-disagg-ng"
+        assert labels["nvidia.com/dynamo-component"] == dcd["spec"]["serviceName"]
+        assert labels["nvidia.com/dynamo-namespace"] == "dynamo-demo-vllm-disagg-ng"
+        assert "nvidia.com/dynamo-component-type" not in labels  # a selector and pod label only
+        sub = dcd["spec"].get("subComponentType")
+        assert labels.get("nvidia.com/dynamo-sub-component-type") == sub
+        assert deployment["metadata"]["labels"].get("nvidia.com/dynamo-sub-component-type") == sub

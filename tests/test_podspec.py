@@ -63,7 +63,8 @@ def test_a_users_own_dev_shm_mount_gives_way_to_the_shared_memory_volume() -> No
     assert [m for m in mounts if m["mountPath"] == "/dev/shm"] == [{"name": "shared-memory", "mountPath": "/dev/shm"}]
     assert mounts[-1]["name"] == "shared-memory" and {"name": "models", "mountPath": "/models"} in mounts
     volumes = [v["name"] for v in worker["volumes"]]
-    assert volumes.count("shared-memory") == 1 and volumes.index("shared-memory") > volumes.index("dshm")
+    # upstream HEAD orders the volumes by main's mounts (a PVC for "models"), then the unmounted "dshm"
+    assert volumes == ["models", "shared-memory", "dshm"]
     # with shared memory off, the user's own mount is theirs
     off = {**spec, "volumes": spec["volumes"][:1]}
     kept = pod(render({"services": {"W": {"sharedMemory": {"disabled": True}, "extraPodSpec": off}}}), "w")
@@ -134,6 +135,60 @@ def test_frontend_sidecar_v1alpha1_and_v1beta1_render_alike() -> None:
     assert container(beta, "sidecar-frontend") == sidecar
 
 
+def test_the_frontend_sidecar_mounts_what_main_mounts_but_not_its_shared_memory() -> None:
+    """Upstream HEAD's mergeFrontendSidecarDefaults: the sidecar's own mounts, then main's mounts (the user's and
+    the compilation cache's, taken before shared memory and the backend's) it does not have by name."""
+    components = [
+        {
+            "name": "W",
+            "type": "worker",
+            "frontendSidecar": "sidecar-frontend",
+            "compilationCache": {"pvcName": "cache", "mountPath": "/cache"},
+            "podTemplate": {
+                "spec": {
+                    "volumes": [{"name": "model-cache", "persistentVolumeClaim": {"claimName": "models"}}],
+                    "containers": [
+                        {"name": "main", "volumeMounts": [{"name": "model-cache", "mountPath": "/opt/models"}]},
+                        {
+                            "name": "sidecar-frontend",
+                            "image": "fe",
+                            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+                        },
+                    ],
+                }
+            },
+        }
+    ]
+    spec = pod(render({"components": components}, "nvidia.com/v1beta1"), "w")
+    assert container(spec, "sidecar-frontend")["volumeMounts"] == [
+        {"name": "tmp", "mountPath": "/tmp"},
+        {"name": "model-cache", "mountPath": "/opt/models"},
+        {"name": "cache", "mountPath": "/cache"},
+    ]
+    assert [m["name"] for m in container(spec)["volumeMounts"]] == ["model-cache", "cache", "shared-memory"]
+    # volumes follow main's mounts: the model cache before the shared memory appended after it
+    assert [v["name"] for v in spec["volumes"]] == ["model-cache", "cache", "shared-memory"]
+
+
+def test_a_v1alpha1_frontend_sidecar_mounts_mains_pvc() -> None:
+    spec = pod(
+        render(
+            {
+                "services": {
+                    "W": {
+                        "componentType": "worker",
+                        "frontendSidecar": {"image": "fe"},
+                        "volumeMounts": [{"name": "model-cache", "mountPoint": "/opt/models"}],
+                    }
+                }
+            }
+        ),
+        "w",
+    )
+    assert container(spec, "sidecar-frontend")["volumeMounts"] == [{"name": "model-cache", "mountPath": "/opt/models"}]
+    assert [v["name"] for v in spec["volumes"]] == ["model-cache", "shared-memory"]
+
+
 def test_vllm_compilation_cache_defaults_its_path_and_sets_cache_root() -> None:
     out = render(
         {
@@ -180,7 +235,11 @@ def test_epp_defaults() -> None:
     assert spec["terminationGracePeriodSeconds"] == 130
     main = container(spec)
     assert main["command"] == []
-    assert main["args"][:4] == ["-pool-name", "g-pool", "-pool-namespace", "ns"]
+    assert main["args"] == [
+        "--pool-name", "g-pool", "--pool-namespace", "ns", "--pool-group", "inference.networking.k8s.io",
+        "-v", "4", "--zap-encoder", "json", "--grpc-port", "9002", "--grpc-health-port", "9003",
+        "--config-file", "/etc/epp/epp-config-dynamo.yaml",
+    ]  # upstream HEAD's legacy Go EPP launch (component_epp.go)  # fmt: skip
     assert [p["containerPort"] for p in main["ports"]] == [9002, 9003, 9090]
     assert main["startupProbe"]["grpc"] == {"port": 9003, "service": "inference-extension"}
     assert {v["name"] for v in spec["volumes"]} == {"epp-config", "hf-cache", "shared-memory"}

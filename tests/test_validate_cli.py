@@ -144,3 +144,44 @@ def test_nothing_to_validate_is_an_error(tmp_path: Path) -> None:
     proc = validate(str(write(tmp_path / "cm.yaml", {"apiVersion": "v1", "kind": "ConfigMap"})))
     assert proc.returncode == 1
     assert "0 valid" in proc.stdout
+
+
+def _variant(name: str, namespace: str, **spec_changes: object) -> dict:
+    doc = load_documents(REPO / "examples" / "dgd" / "vllm-agg.yaml")[0]
+    doc["metadata"] = {**doc["metadata"], "name": name, "namespace": namespace}
+    doc["spec"] = {**doc["spec"], **spec_changes}
+    return doc
+
+
+# Manifests at the edges of the admission rules the API server and the function apply to a claim's identity
+# and spec: each is refused by both commands or by neither.
+AGREEMENT = {
+    "ok": _variant("agg", "ns"),
+    "namespace-63": _variant("agg", "n" * 63),
+    "namespace-64": _variant("agg", "n" * 64),
+    "namespace-upper": _variant("agg", "Team-A"),
+    "name-63": _variant("a" * 63, "ns"),
+    "name-with-dot": _variant("agg.v2", "ns"),
+    "unknown-field": _variant("agg", "ns", notAField=True),
+    "bad-backend": _variant("agg", "ns", backendFramework="tgi"),
+}
+
+
+def test_validate_and_render_refuse_the_same_manifests(tmp_path: Path) -> None:
+    files = {case: write(tmp_path / f"{case}.yaml", doc) for case, doc in AGREEMENT.items()}
+    proc = validate(*map(str, files.values()))
+    refused_by_validate = {case for case, path in files.items() if f"FAIL {path}#" in proc.stdout}
+    refused_by_render = set()
+    for case, path in files.items():
+        rendered = subprocess.run(
+            [sys.executable, "-m", "functions.tooling.main", "render", str(path)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if rendered.returncode != 0:
+            refused_by_render.add(case)
+    assert refused_by_validate == refused_by_render, (proc.stdout, refused_by_render)
+    assert {"namespace-64", "namespace-upper", "unknown-field", "bad-backend"} <= refused_by_validate
+    assert "ok" not in refused_by_validate and "namespace-63" not in refused_by_validate

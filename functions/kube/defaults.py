@@ -73,15 +73,16 @@ def common_env(
 
 
 def epp_args(graph_name: str, namespace: str) -> list[str]:
+    """The Go EPP's launch flags as upstream HEAD writes them (GNU style; ``-v`` keeps its single dash)."""
     flags = {
-        "-pool-name": f"{graph_name}-pool",
-        "-pool-namespace": namespace,
-        "-pool-group": "inference.networking.k8s.io",
+        "--pool-name": f"{graph_name}-pool",
+        "--pool-namespace": namespace,
+        "--pool-group": "inference.networking.k8s.io",
         "-v": "4",
         "--zap-encoder": "json",
-        "-grpc-port": str(EPP_GRPC_PORT),
-        "-grpc-health-port": str(EPP_HEALTH_PORT),
-        "-config-file": f"/etc/epp/{EPP_CONFIG_KEY}",
+        "--grpc-port": str(EPP_GRPC_PORT),
+        "--grpc-health-port": str(EPP_HEALTH_PORT),
+        "--config-file": f"/etc/epp/{EPP_CONFIG_KEY}",
     }
     return [part for flag, value in flags.items() for part in (flag, value)]
 

@@ -118,7 +118,23 @@ def _missing_pvc_volumes(volumes: list[dict[str, Any]], main: dict[str, Any]) ->
     ]
 
 
-def _frontend_sidecar(ctx: PodContext, component: Component, containers: list[dict[str, Any]]) -> None:
+def _with_missing_mounts(container: dict[str, Any], mounts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The container with each of ``mounts`` whose name it does not mount yet appended (upstream
+    appendMissingVolumeMounts)."""
+    own = list(container.get("volumeMounts") or [])
+    names = {m.get("name") for m in own}
+    for mount in mounts:
+        if mount.get("name") not in names:
+            own.append(json_copy(mount))
+            names.add(mount.get("name"))
+    return container | {"volumeMounts": own} if own else container
+
+
+def _frontend_sidecar(
+    ctx: PodContext, component: Component, containers: list[dict[str, Any]], main_mounts: list[dict[str, Any]]
+) -> None:
+    """The frontend sidecar: frontend defaults under the user's fields, plus the main container's mounts (the
+    user's and the compilation cache's, as upstream HEAD's mergeFrontendSidecarDefaults)."""
     sidecar = component.frontend_sidecar
     if not sidecar:
         return
@@ -128,7 +144,8 @@ def _frontend_sidecar(ctx: PodContext, component: Component, containers: list[di
     if "container" in sidecar:  # v1beta1: names one of the pod template's containers
         for i, container in enumerate(containers):
             if container.get("name") == sidecar["container"]:
-                containers[i] = _main_container(ctx, frontend, container) | {"name": container["name"]}
+                merged = _main_container(ctx, frontend, container) | {"name": container["name"]}
+                containers[i] = _with_missing_mounts(merged, main_mounts)
                 return
         raise SpecError(
             f"spec.components.{component.name}.frontendSidecar: no container named {sidecar['container']!r} "
@@ -137,21 +154,34 @@ def _frontend_sidecar(ctx: PodContext, component: Component, containers: list[di
     user = json_copy({"image": sidecar.get("image"), "args": sidecar.get("args"), "env": sidecar.get("envs") or []})
     if sidecar.get("envFromSecret"):
         user["envFrom"] = [{"secretRef": {"name": sidecar["envFromSecret"]}}]
-    containers.append(_main_container(ctx, frontend, user) | {"name": FRONTEND_SIDECAR})
+    containers.append(
+        _with_missing_mounts(_main_container(ctx, frontend, user) | {"name": FRONTEND_SIDECAR}, main_mounts)
+    )
 
 
 def append_missing_pvc_volumes(pod: dict[str, Any]) -> None:
-    """The PVC volumes of main's mounts that no volume provides, last (upstream HEAD, after the backend's rewrite)."""
+    """Upstream HEAD's appendMissingPVCVolumesForMounts, after the backend's rewrite: the volumes in the order
+    of main's mounts (a mount with no volume of its name mounts the PVC of that name), then the other volumes
+    in their order. So a model cache mounted by the user comes before the shared memory appended after it."""
     volumes = list(pod.get("volumes") or [])
-    volumes += _missing_pvc_volumes(volumes, pod["containers"][0])
-    if volumes:
-        pod["volumes"] = volumes
+    by_name = {v.get("name"): v for v in volumes}
+    ordered: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for mount in pod["containers"][0].get("volumeMounts") or []:
+        name = mount.get("name")
+        if not name or name in seen:
+            continue
+        ordered.append(by_name.get(name) or {"name": name, "persistentVolumeClaim": {"claimName": name}})
+        seen.add(name)
+    ordered += [v for v in volumes if v.get("name") not in seen]
+    if ordered:
+        pod["volumes"] = ordered
 
 
 def render_pod_spec(ctx: PodContext, component: Component, *, pvc_volumes: bool = True) -> dict[str, Any]:
     """Upstream HEAD's GenerateBasePodSpec order: main container first, then the user's other containers; the
     volumes the user's, the compilation cache's, shared memory, then (``pvc_volumes``, or the caller after its
-    backend rewrite) the PVCs of main's other mounts."""
+    backend rewrite) ordered by main's mounts, with a PVC for each mount no volume provides."""
     user_spec = json_copy(component.pod_template.get("spec", {}))
     user_containers = user_spec.pop("containers", [])
     user_main = next((c for c in user_containers if c.get("name") == MAIN_CONTAINER), {})
@@ -159,6 +189,7 @@ def render_pod_spec(ctx: PodContext, component: Component, *, pvc_volumes: bool 
 
     main = _main_container(ctx, component, user_main)
     _compilation_cache(ctx, component, main)
+    sidecar_mounts = json_copy(main.get("volumeMounts") or [])  # before shared memory and the backend's
 
     pod = type_pod(component.component_type, ctx.graph.name, component.epp_config_ref)
     # The user's pod-level fields override the defaults when set (lists are replaced, not merged).
@@ -184,7 +215,7 @@ def render_pod_spec(ctx: PodContext, component: Component, *, pvc_volumes: bool 
         ]
         main["volumeMounts"] = [*mounts, {"name": SHARED_MEMORY_VOLUME, "mountPath": SHARED_MEMORY_PATH}]
     containers = [main, *others]
-    _frontend_sidecar(ctx, component, containers)
+    _frontend_sidecar(ctx, component, containers, sidecar_mounts)
     for container in containers:
         # upstream's Go structs always serialise a container's resources, so the objects it sends hold {}
         container.setdefault("resources", {})

@@ -43,10 +43,10 @@ from functions.contract import Condition, DesiredResource, StepRequest, StepResp
 from functions.kinds.component.component_checkpoints import resolve_dcd_checkpoint
 from functions.kinds.component.webhook_rules import check_service_sidecar
 from functions.kube import backends
-from functions.kube.deployment import render_deployment
+from functions.kube.deployment import kube_labels, render_deployment
 from functions.kube.failover import check_failover
 from functions.kube.gms_graph import check_gms, check_inter_pod, render_claim_templates
-from functions.kube.labels import GRAPH_NAME, RESTART_AT, SELECTOR, WORKER_HASH
+from functions.kube.labels import GRAPH_NAME, RESTART_AT, SELECTOR, WORKER_HASH, discovery_labels
 from functions.kube.lws import LWS_KIND, ROLE_LABEL, render_leaderworkersets
 from functions.kube.mesh import render_frontend_mesh
 from functions.kube.mpi_secret import needs_ssh_secret, ssh_secret, ssh_secret_requirement
@@ -141,6 +141,10 @@ def render_component(
     if needs_service(component, ctx.discovery_backend):
         service = render_component_service(graph, component, ctx.discovery_backend)
         service["metadata"]["name"] = object_name
+        # upstream labels a DCD's Service as its workload (GetDCDKubeLabels), plus the discovery labels
+        service["metadata"]["labels"] = dict(
+            sorted({**kube_labels(graph, component, xr_labels), **discovery_labels(ctx.discovery_backend)}.items())
+        )
         if lws:
             service["spec"]["selector"] = dict(sorted({**service["spec"]["selector"], ROLE_LABEL: "leader"}.items()))
         desired[SERVICE_RESOURCE] = service

@@ -6,8 +6,9 @@ Upstream facts (``utils.go`` and ``backend_sglang.go`` ``isPythonCommand``):
   directory in front (``/usr/bin/python3.8``); ``python-config`` or ``pythonx`` are not;
 * for a python command the flags are appended to ``args``; when a flag needs shell evaluation the container becomes
   ``sh -c "exec <cmd> <args> <flags>"`` with each command/arg token quoted for the shell;
-* otherwise each arg string is tried in turn and the flags go right after the first ``python… <framework>`` token
-  that is not separated from ``python`` by a shell operator; only the first arg that matches is changed;
+* otherwise each arg string is tried in turn and the flags go right after every ``python… <framework>`` command in
+  it (the last framework token before a shell operator); only the first arg that matches is changed, and a
+  command that is not python (``vllm serve``, ``sglang serve``) gets nothing;
 * the token quoting leaves plain tokens alone and double-quotes anything containing blanks, quotes, backslashes,
   braces, brackets, ``$``, backquote or ``!`` (escaping ``\\``, ``"``, ``$`` and backquote; a single quote becomes
   ``'"'"'`` so the result also survives an outer single-quoted ``bash -c '…'``).
@@ -39,12 +40,11 @@ def quoted_line(tokens: list[str]) -> str:
 
 
 def insert_after_module(text: str, framework: str, flags: str) -> str:
-    """``text`` with ``flags`` placed after the first ``python… <framework…>`` token; unchanged when there is none."""
-    pattern = re.compile(r"python[0-9.]*\s+[^|&;]*?" + re.escape(framework) + r"[^\s|&;]*")
-    match = pattern.search(text)
-    if not match:
-        return text
-    return f"{text[: match.end()]} {flags}{text[match.end() :]}"
+    """``text`` with ``flags`` placed after each ``python… <…framework…>`` command (the last framework token before a
+    shell operator, as upstream's greedy pattern finds it); unchanged when there is none. A bare ``vllm serve`` or
+    ``sglang`` executable is not a python command: nothing is injected into it (upstream HEAD)."""
+    pattern = re.compile(r"(python[0-9.]*\s+[^|&;]*" + re.escape(framework) + r"[^|&;]*?)(\s|\Z|[|&;])")
+    return pattern.sub(lambda m: f"{m.group(1).strip()} {flags}{m.group(2)}", text)
 
 
 def inject_flags(container: dict[str, Any], flags: str, needs_shell: bool, framework: str) -> None:

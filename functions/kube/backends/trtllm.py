@@ -38,8 +38,8 @@ FORWARDED_ENV = (
     "CUDA_VISIBLE_DEVICES", "MODEL_PATH", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_ENDPOINT",
     "TOKENIZERS_PARALLELISM", "NCCL_DEBUG", "NCCL_IB_DISABLE", "NCCL_P2P_DISABLE", "TENSORRT_LLM_CACHE_DIR",
     "HF_HOME", "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE", "PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "HOME", "USER",
-    "TRTLLM_USE_UCX_KVCACHE",
-)  # fmt: skip
+    "TRTLLM_USE_UCX_KVCACHE", "CPATH", "TRITON_PTXAS_PATH",
+)  # fmt: skip  # the last two from upstream #11999: Triton's JIT on the remote ranks finds CUDA headers and ptxas
 
 WORKER_READINESS: dict[str, Any] = {
     "tcpSocket": {"port": SSH_PORT},

@@ -229,10 +229,24 @@ def test_model_ref_adds_the_hash_label_and_one_headless_service_per_model() -> N
     )
 
 
-def test_epp_defaults() -> None:
+def test_an_epp_without_eppconfig_is_the_native_rust_epp() -> None:
+    """Upstream HEAD component_epp.go: no flags (the image's entrypoint), HOME pinned to the frontend image's and
+    the model-config cache mounted under it; no config file."""
     spec = pod(render({"components": [{"name": "Epp", "type": "epp"}]}, "nvidia.com/v1beta1"), "epp")
     assert spec["serviceAccountName"] == "epp-serviceaccount"
     assert spec["terminationGracePeriodSeconds"] == 130
+    main = container(spec)
+    assert (main["command"], main["args"]) == ([], [])
+    assert {"name": "HOME", "value": "/home/dynamo"} in main["env"]
+    assert {"name": "hf-cache", "mountPath": "/home/dynamo/.cache"} in main["volumeMounts"]
+    assert [p["containerPort"] for p in main["ports"]] == [9002, 9003, 9090]
+    assert main["startupProbe"]["grpc"] == {"port": 9003, "service": "inference-extension"}
+    assert {v["name"] for v in spec["volumes"]} == {"hf-cache", "shared-memory"}
+
+
+def test_an_epp_with_eppconfig_keeps_the_go_epps_launch() -> None:
+    components = [{"name": "Epp", "type": "epp", "eppConfig": {"configMapRef": {"name": "mine", "key": "cfg.yaml"}}}]
+    spec = pod(render({"components": components}, "nvidia.com/v1beta1"), "epp")
     main = container(spec)
     assert main["command"] == []
     assert main["args"] == [
@@ -240,9 +254,11 @@ def test_epp_defaults() -> None:
         "-v", "4", "--zap-encoder", "json", "--grpc-port", "9002", "--grpc-health-port", "9003",
         "--config-file", "/etc/epp/epp-config-dynamo.yaml",
     ]  # upstream HEAD's legacy Go EPP launch (component_epp.go)  # fmt: skip
-    assert [p["containerPort"] for p in main["ports"]] == [9002, 9003, 9090]
-    assert main["startupProbe"]["grpc"] == {"port": 9003, "service": "inference-extension"}
-    assert {v["name"] for v in spec["volumes"]} == {"epp-config", "hf-cache", "shared-memory"}
+    assert "HOME" not in {e["name"] for e in main["env"]}
+    assert [m["name"] for m in main["volumeMounts"]] == ["epp-config", "shared-memory"]
+    (config,) = (v for v in spec["volumes"] if v["name"] == "epp-config")
+    assert config["configMap"] == {"name": "mine", "items": [{"key": "cfg.yaml", "path": "epp-config-dynamo.yaml"}]}
+    assert "hf-cache" not in {v["name"] for v in spec["volumes"]}
 
 
 def test_global_namespace_uses_dynamo() -> None:

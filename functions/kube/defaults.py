@@ -72,6 +72,9 @@ def common_env(
     return env
 
 
+NATIVE_EPP_HOME = "/home/dynamo"  # the frontend image's HOME, where the native EPP ships
+
+
 def epp_args(graph_name: str, namespace: str) -> list[str]:
     """The Go EPP's launch flags as upstream HEAD writes them (GNU style; ``-v`` keeps its single dash)."""
     flags = {
@@ -87,7 +90,9 @@ def epp_args(graph_name: str, namespace: str) -> list[str]:
     return [part for flag, value in flags.items() for part in (flag, value)]
 
 
-def type_container(component_type: str | None, dynamo_namespace: str, graph_name: str, namespace: str) -> dict:
+def type_container(
+    component_type: str | None, dynamo_namespace: str, graph_name: str, namespace: str, legacy_epp: bool = False
+) -> dict:
     """The type-specific part of container ``main``: command/args, ports, probes and env."""
     if component_type == "frontend":
         return {
@@ -131,36 +136,47 @@ def type_container(component_type: str | None, dynamo_namespace: str, graph_name
             ],
         }
     if component_type == "epp":
-        return {
-            "command": [],
-            "args": epp_args(graph_name, namespace),
-            "ports": [
-                _port("grpc", EPP_GRPC_PORT),
-                _port("grpc-health", EPP_HEALTH_PORT),
-                _port("metrics", SYSTEM_PORT),
-            ],
-            "livenessProbe": _grpc_probe(initialDelaySeconds=5, periodSeconds=10),
-            "readinessProbe": _grpc_probe(initialDelaySeconds=5, periodSeconds=10),
-            "startupProbe": _grpc_probe(periodSeconds=10, failureThreshold=180),
-            "volumeMounts": [
-                {"name": "epp-config", "mountPath": "/etc/epp", "readOnly": True},
-                {"name": "hf-cache", "mountPath": "/home/nonroot/.cache"},
-            ],
-            "env": [
-                _env("USE_STREAMING", "true"),
-                _env("RUST_LOG", "info"),
-                _env("DYN_ENFORCE_DISAGG", "false"),
-                _env("DYN_NAMESPACE_PREFIX", dynamo_namespace),
-            ],
-        }
+        return epp_container(dynamo_namespace, graph_name, namespace, legacy_epp)
     return {}
+
+
+def epp_container(dynamo_namespace: str, graph_name: str, namespace: str, legacy: bool) -> dict[str, Any]:
+    """Upstream HEAD's two EPP launches: with an ``eppConfig`` the Go EPP (its flags and the config file), without
+    one the native Rust EPP (no flags, the image's entrypoint; ``HOME`` pinned to the frontend image's and the
+    model-config cache mounted under it)."""
+    container: dict[str, Any] = {
+        "command": [],
+        "args": epp_args(graph_name, namespace) if legacy else [],
+        "ports": [
+            _port("grpc", EPP_GRPC_PORT),
+            _port("grpc-health", EPP_HEALTH_PORT),
+            _port("metrics", SYSTEM_PORT),
+        ],
+        "livenessProbe": _grpc_probe(initialDelaySeconds=5, periodSeconds=10),
+        "readinessProbe": _grpc_probe(initialDelaySeconds=5, periodSeconds=10),
+        "startupProbe": _grpc_probe(periodSeconds=10, failureThreshold=180),
+        "env": [
+            _env("USE_STREAMING", "true"),
+            _env("RUST_LOG", "info"),
+            _env("DYN_ENFORCE_DISAGG", "false"),
+            _env("DYN_NAMESPACE_PREFIX", dynamo_namespace),
+        ],
+    }
+    if legacy:
+        container["volumeMounts"] = [{"name": "epp-config", "mountPath": "/etc/epp", "readOnly": True}]
+    else:
+        container["env"].append(_env("HOME", NATIVE_EPP_HOME))
+        container["volumeMounts"] = [{"name": "hf-cache", "mountPath": f"{NATIVE_EPP_HOME}/.cache"}]
+    return container
 
 
 def epp_config_map_name(graph_name: str) -> str:
     return f"{graph_name}-epp-config"
 
 
-def type_pod(component_type: str | None, graph_name: str, epp_config_ref: ConfigMapKey | None = None) -> dict[str, Any]:
+def type_pod(
+    component_type: str | None, graph_name: str, epp_config_ref: ConfigMapKey | None = None, legacy_epp: bool = False
+) -> dict[str, Any]:
     """Pod-level defaults: the common ones plus the type's service account, grace period and volumes.
 
     The EPP reads its config from the ConfigMap the function composes, or from the user's
@@ -173,13 +189,12 @@ def type_pod(component_type: str | None, graph_name: str, epp_config_ref: Config
     elif component_type == "epp":
         pod["serviceAccountName"] = EPP_SERVICE_ACCOUNT
         pod["terminationGracePeriodSeconds"] = 130
+        if not legacy_epp:  # the native EPP reads no config file; its model-config cache
+            pod["volumes"] = [{"name": "hf-cache", "emptyDir": {}}]
+            return pod
         config_map = epp_config_ref.name if epp_config_ref else epp_config_map_name(graph_name)
         key = (epp_config_ref.key if epp_config_ref else "") or EPP_CONFIG_KEY
         pod["volumes"] = [
-            {
-                "name": "epp-config",
-                "configMap": {"name": config_map, "items": [{"key": key, "path": EPP_CONFIG_KEY}]},
-            },
-            {"name": "hf-cache", "emptyDir": {}},
+            {"name": "epp-config", "configMap": {"name": config_map, "items": [{"key": key, "path": EPP_CONFIG_KEY}]}}
         ]
     return pod

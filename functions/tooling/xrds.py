@@ -7,6 +7,8 @@ Compositions from the default package's.
   of the upstream kind.
 - ``compositions/claims/``: ``compositions/`` with each ``compositeTypeRef`` naming the ``X<Kind>`` (the claims
   package's; a directory of Compositions read as a whole holds both, and each XR finds its own).
+- ``functions/kinds/<folder>/<folder>_spec_schema.json``: each kind's spec schema, compacted to what the
+  function's own schema check reads (``functions/api/schema_check.py``); package data of the runtime.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import copy
 import importlib
 import inspect
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ from typing import Any
 import click
 import yaml
 
+from functions.api.schema_check import compact_schema, spec_schema_file
 from functions.kinds import KINDS, Kind, kind_of
 from functions.xrd.builder import namespaced_xrd, with_scale
 from functions.xrd.kube_catalog import UpstreamCRDsMissing
@@ -68,6 +72,20 @@ def all_xrds(upstream_dir: Path | None = None) -> dict[str, dict[str, Any]]:
     return out
 
 
+def spec_schema(xrd: dict[str, Any]) -> dict[str, Any]:
+    """The compact spec schema of ``xrd``'s referenceable version (every version of ours has the same schema)."""
+    version = next(v for v in xrd["spec"]["versions"] if v.get("referenceable"))
+    return compact_schema(version["schema"]["openAPIV3Schema"]["properties"]["spec"])
+
+
+def dump_spec_schema(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def spec_schema_path(root: Path, kind: Kind) -> Path:
+    return spec_schema_file(root / "functions" / "kinds" / kind.folder)
+
+
 def claims_composition(composition: dict[str, Any]) -> dict[str, Any]:
     """The claims package's twin of a default package Composition: the same pipeline, for the ``X<Kind>``."""
     twin = copy.deepcopy(composition)
@@ -94,8 +112,11 @@ def write_generated(root: Path, upstream_dir: Path | None = None) -> list[Path]:
 
     for name, xrd in all_xrds(upstream_dir).items():
         write(root / "xrds" / name, HEADER + dump_yaml(xrd))
-    for name, xrd in claims_xrds(upstream_dir).items():
+    claims = claims_xrds(upstream_dir)
+    for name, xrd in claims.items():
         write(root / "package" / "claims" / "xrds" / name, HEADER + dump_yaml(xrd))
+    for kind in sorted(KINDS, key=lambda k: k.xrd_file):
+        write(spec_schema_path(root, kind), dump_spec_schema(spec_schema(claims[kind.xrd_file])))
     for path in sorted((REPO_ROOT / "compositions").glob("*.yaml")):
         twin = claims_composition(yaml.safe_load(path.read_text()))
         note = (

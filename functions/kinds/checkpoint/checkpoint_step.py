@@ -15,11 +15,13 @@ Job's pod, and reports the phase (docs/upstream/checkpoint-gms-dgdr-model.md §1
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object, parse_xr_spec
 from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT, OperatorConfigError, read_operator_config
+from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal
 from functions.kinds.checkpoint.checkpoint_api import DynamoCheckpointSpec
 from functions.kinds.checkpoint.checkpoint_gms import check_gms_spec, claim_template_requirements, dra_gpus, unprepared
@@ -38,6 +40,7 @@ from functions.kube.gms import DEFAULT_DEVICE_CLASS
 from functions.readiness.job import job_pod
 
 POD_REQUIREMENT = "checkpoint-job-pod"
+SPEC_SCHEMA = spec_schema_file(Path(__file__).parent)  # the XRD's spec schema, checked first
 
 
 def checkpoint_spec(xr: dict[str, Any]) -> dict[str, Any]:
@@ -50,6 +53,7 @@ def checkpoint_spec(xr: dict[str, Any]) -> dict[str, Any]:
 def dynamo_checkpoint(req: StepRequest) -> StepResponse:
     xr = req.observed_composite
     try:
+        check_xr_spec(xr, SPEC_SCHEMA)
         operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
         claim = claimed_object(xr, "DynamoCheckpoint")
         spec = checkpoint_spec(xr)

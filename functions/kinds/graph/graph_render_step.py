@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from functions.api.graph import Graph, SpecError
@@ -13,6 +14,7 @@ from functions.api.operator_config import (
     OperatorConfigError,
     read_operator_config,
 )
+from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal, is_preview
 from functions.kinds.component.webhook_rules import check_annotations, check_costly_rules, deprecation_condition
 from functions.kinds.graph.component_pathway import DCD_KINDS, raw_components, worker_hash
@@ -53,6 +55,7 @@ from functions.kube.storage import (
 PCS_RESOURCE = "podcliqueset"
 WAIT_LEADER_RESOURCE = "wait-leader-configmap"
 ENABLE_GROVE_ANNOTATION = "nvidia.com/enable-grove"
+SPEC_SCHEMA = spec_schema_file(Path(__file__).parent)  # the XRD's spec schema, checked first
 
 
 def service_resource_name(component_key: str) -> str:
@@ -168,6 +171,7 @@ def origin_carriers(observed_resources: dict[str, dict[str, Any]]) -> list[dict[
 
 def render_graph_deployment(req: StepRequest) -> StepResponse:
     try:
+        check_xr_spec(req.observed_composite, SPEC_SCHEMA)
         operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
         graph = graph_from_xr(req.observed_composite)
         origin = resolve_origin_version(

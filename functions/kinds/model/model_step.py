@@ -12,11 +12,13 @@ loads it (docs/upstream/checkpoint-gms-dgdr-model.md §5; docs/upstream/operator
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object, parse_xr_spec
 from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT, OperatorConfigError, read_operator_config
+from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import (
     DEFAULT_TTL_SECONDS,
     DesiredResource,
@@ -43,11 +45,13 @@ SLICES_REQUIREMENT = "model-endpoint-slices"
 PODS_REQUIREMENT = "model-pods"
 JOB_POD_REQUIREMENT = "lora-load-job-pod"
 LORA_REQUEUE_SECONDS = 30
+SPEC_SCHEMA = spec_schema_file(Path(__file__).parent)  # the XRD's spec schema, checked first
 
 
 def dynamo_model(req: StepRequest) -> StepResponse:
     xr = req.observed_composite
     try:
+        check_xr_spec(xr, SPEC_SCHEMA)
         operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
         claim = claimed_object(xr, "DynamoModel")
         spec = parse_xr_spec(xr, DynamoModelSpec)

@@ -13,11 +13,13 @@ that stops being Ready holds the next ones back but deletes nothing.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object, parse_xr_spec
 from functions.api.operator_config import OperatorConfig
+from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal, is_preview
 from functions.kinds.platform.addons import (
     environment_config_name,
@@ -41,6 +43,7 @@ READY_TTL_SECONDS = 60
 NODE_POOL_STATE = {"aws": "status"}  # the atProvider field holding the provider's own state of a pool
 CLUSTER_VERSION = {"aws": "version", "azure": "currentKubernetesVersion", "gcp": "masterVersion"}
 CLUSTER_ENDPOINT = {"aws": "endpoint", "azure": "fqdn", "gcp": "endpoint"}
+SPEC_SCHEMA = spec_schema_file(Path(__file__).parent)  # the XRD's spec schema, checked first
 
 
 def cloud_plan(platform: Platform) -> CloudPlan:
@@ -79,6 +82,7 @@ def _observed_endpoint(platform: Platform, cluster: dict[str, Any] | None) -> tu
 def dynamo_platform(req: StepRequest) -> StepResponse:
     xr = req.observed_composite
     try:
+        check_xr_spec(xr, SPEC_SCHEMA)
         claim = claimed_object(xr, "DynamoPlatform")
         spec = parse_xr_spec(xr, DynamoPlatformSpec)
         _check(spec)

@@ -15,6 +15,7 @@ DynamoGraphDeployment the profiler chose, and reports upstream's phases and cond
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -28,6 +29,7 @@ from functions.api.operator_config import (
     OperatorConfigError,
     read_operator_config,
 )
+from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import (
     DesiredResource,
     ResourceSelector,
@@ -66,6 +68,7 @@ JOB_RESOURCE, DGD_RESOURCE = "profiling-job", "graph"
 OUTPUT_REQUIREMENT, POD_REQUIREMENT = "profiling-output", "profiling-job-pod"
 PVC_REQUIREMENT, NODES_REQUIREMENT = "model-cache", "gpu-nodes"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+SPEC_SCHEMA = spec_schema_file(Path(__file__).parent)  # the XRD's spec schema, checked first
 DEFAULT_IMAGE = f"nvcr.io/nvidia/ai-dynamo/dynamo-planner:{OPERATOR_VERSION}"
 TTL_PROFILING, TTL_DEPLOYING = 15, 30
 
@@ -172,6 +175,7 @@ def dynamo_graph_deployment_request(req: StepRequest) -> StepResponse:
     previous = xr.get("status") or {}
     metadata = xr.get("metadata") or {}
     try:
+        check_xr_spec(xr, SPEC_SCHEMA)
         operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
         claim = claimed_object(xr, "DynamoGraphDeploymentRequest")
         hub = hub_spec(xr)

@@ -22,6 +22,7 @@ as upstream's ``Scaled`` event) reports each change once.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -29,10 +30,12 @@ from pydantic import ValidationError
 from functions.api import v1alpha1, v1beta1
 from functions.api.graph import SpecError
 from functions.api.normalise import CROSSPLANE_SPEC_KEYS
+from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import Condition, Result, StepRequest, StepResponse, fatal
 from functions.kinds.scaling.scaling_adapters import adapter_selector
 
 SCALED = "Scaled"
+SPEC_SCHEMA = spec_schema_file(Path(__file__).parent)  # the XRD's spec schema, checked first
 STAMP_TTL_SECONDS = 5  # how soon to run again while Crossplane's time stamp of a scale is pending
 
 
@@ -125,6 +128,7 @@ def adapter_status(spec: AdapterSpec, observed_status: dict[str, Any]) -> Adapte
 
 def scaling_adapter(req: StepRequest) -> StepResponse:
     try:
+        check_xr_spec(req.observed_composite, SPEC_SCHEMA)
         spec = adapter_spec(req.observed_composite)
     except SpecError as err:
         return fatal(str(err), reason="InvalidSpec")

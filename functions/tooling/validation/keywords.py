@@ -13,6 +13,8 @@ from typing import Any
 
 from jsonschema import Draft7Validator, ValidationError, validators
 
+from functions.api.schema_check import json_type
+
 from .formats import check_format
 from .objectmeta import check_objectmeta, check_type_meta
 
@@ -94,24 +96,6 @@ def _objectmeta(validator: Any, mode: str, instance: Any, schema: dict[str, Any]
 
 def _embedded(validator: Any, _: Any, instance: Any, schema: dict[str, Any]) -> Errors:
     yield from _problems(check_type_meta(instance))
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 VALIDATOR = validators.extend(

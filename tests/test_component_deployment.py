@@ -202,12 +202,18 @@ def test_status_from_the_observed_deployment(ready: bool) -> None:
     observed = ready_deployment(deployment, ready)
     rsp = step(xr, {"deployment": observed})
     by_type = {c.type: (c.status, c.reason) for c in rsp.conditions}
+    progressing = ("True", "RolloutComplete")  # not ready for want of available pods, not of updated ones
     if ready:
-        assert by_type == {"Available": ("True", "DeploymentReady"), "DynamoComponentReady": ("True", "ComponentReady")}
+        assert by_type == {
+            "Available": ("True", "DeploymentReady"),
+            "DynamoComponentReady": ("True", "ComponentReady"),
+            "Progressing": progressing,
+        }
     else:
         assert by_type == {
             "Available": ("False", "DeploymentNotReady"),
             "DynamoComponentReady": ("False", "ComponentNotReady"),
+            "Progressing": progressing,
         }
     assert rsp.composite_ready is ready
     assert rsp.desired_resources["deployment"].ready is ready

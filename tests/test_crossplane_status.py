@@ -138,13 +138,32 @@ def play_grove(cp: ControlPlane, scenario: str, namespace: str) -> None:
     _write_status(cp, pcs_path, pcs_obj["status"])  # last: its change makes Crossplane reconcile at once
 
 
-def play_deployments(cp: ControlPlane, namespace: str, components: set[str] | None = None) -> int:
+def played_statuses(scenario: str) -> dict[str, dict[str, Any]]:
+    """Component -> the Deployment status a scenario's ``deployments.yaml`` plays (none: all ready)."""
+    path = STATUS / scenario / "deployments.yaml"
+    if not path.exists():
+        return {}
+    return {d["metadata"]["labels"][COMPONENT_LABEL]: d["status"] for d in load_documents(path)}
+
+
+def play_deployments(
+    cp: ControlPlane,
+    namespace: str,
+    components: set[str] | None = None,
+    statuses: dict[str, dict[str, Any]] | None = None,
+) -> int:
     """Every Deployment in ``namespace`` (the nested component deployments'), or those of ``components``
-    (label ``nvidia.com/dynamo-component``), reports all replicas ready."""
+    (label ``nvidia.com/dynamo-component``), reports all replicas ready, or the status ``statuses`` gives
+    its component."""
     deployments = cp.client.get(f"/apis/apps/v1/namespaces/{namespace}/deployments")["items"]
     if components is not None:
         deployments = [d for d in deployments if d["metadata"]["labels"].get(COMPONENT_LABEL) in components]
     for deployment in deployments:
+        played = (statuses or {}).get(deployment["metadata"]["labels"].get(COMPONENT_LABEL))
+        if played is not None:
+            path = f"/apis/apps/v1/namespaces/{namespace}/deployments/{deployment['metadata']['name']}"
+            _write_status(cp, path, played)
+            continue
         replicas = (deployment.get("spec") or {}).get("replicas", 1)
         status = {
             "observedGeneration": 0,
@@ -184,7 +203,7 @@ def test_a_status_scenario_on_a_real_crossplane_reports_what_the_preview_derives
             f"{want} Deployments",
             lambda: len(cp.client.get(f"/apis/apps/v1/namespaces/{namespace}/deployments")["items"]) >= want,
         )
-        play_deployments(cp, namespace)
+        play_deployments(cp, namespace, statuses=played_statuses(scenario))
     want = comparable(expected_status(scenario))
     deadline = time.monotonic() + SETTLE_SECONDS
     got: dict[str, Any] = {}

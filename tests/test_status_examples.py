@@ -12,7 +12,9 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from rendering import check_resource
 
 from corpus import example_claim, load_claim, status_example_xr
+from functions.contract import StepRequest
 from functions.fn import run, struct_to_dict
+from functions.kinds.component.component_step import component_deployment
 from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
 from functions.tooling.pipeline import RenderOutput, render
 from functions.tooling.validation import derive_crds, load_crds, validate_object
@@ -92,6 +94,11 @@ def test_there_are_ready_and_pending_examples_for_both_shapes() -> None:
         "vllm-disagg-restarting",
         "vllm-disagg-no-grove-ready",
         "vllm-disagg-no-grove-rolling",
+        "vllm-agg-lagging",
+        "vllm-agg-stalled",
+        "vllm-agg-idle",
+        "vllm-disagg-no-grove-lagging",
+        "vllm-disagg-no-grove-stalled",
     }
     assert {load_claim(claim_path(p))["apiVersion"] for p in EXAMPLES} == {"nvidia.com/v1alpha1", "nvidia.com/v1beta1"}
 
@@ -431,3 +438,114 @@ def test_component_pathway_rolling_update_example() -> None:
     # decode: D=2, maxSurge 1, newReady 1 -> old keeps 2-1-0 = 1, new gets min(2, 2+1-1) = 2
     assert (replicas[new], replicas[old]) == (2, 1)
     assert recorder.last.meta.ttl.seconds == 15
+
+
+# Honest readiness (docs/kinds/dgd.md): (scenario, DynamoGraphReady message, Progressing (status, reason, message)).
+ROLLOUT_SCENARIOS = [
+    (
+        "vllm-agg-lagging",
+        "Resources not ready: vllm-agg: podcliqueset: replicas=1, updatedReplicas=0; "
+        "podclique/vllm-agg-0-vllmworker: desired=2, ready=1",
+        ("True", "RolloutInProgress", "Updated replicas lag desired: PodCliqueSet vllm-agg: replicas=1, "
+         "updatedReplicas=0; VllmWorker: desired=2, updated=1"),
+    ),
+    (
+        "vllm-agg-stalled",
+        "Resources not ready: vllm-agg: podcliqueset: replicas=1, updatedReplicas=0; "
+        "podclique/vllm-agg-0-vllmworker: desired=2, updated=1; rollout stalled: update started at "
+        "2026-01-15T10:02:30Z not done 750s later (deadline 600s)",
+        ("False", "ProgressDeadlineExceeded", "Rollout stalled: VllmWorker: desired=2, updated=1; update started "
+         "at 2026-01-15T10:02:30Z not done 750s later (deadline 600s)"),
+    ),
+    (
+        "vllm-agg-idle",
+        "Resources not ready: vllm-agg: podclique/vllm-agg-0-vllmworker: desired=2 in the PodCliqueSet, "
+        "PodClique wants 0",
+        ("True", "RolloutInProgress", "Updated replicas lag desired: VllmWorker: desired=2 in the PodCliqueSet, "
+         "PodClique wants 0"),
+    ),
+    (
+        "vllm-disagg-no-grove-lagging",
+        "Resources not ready: vllm-disagg-ng-vllmdecodeworker-b4306356: desired=2, updated=1",
+        ("True", "RolloutInProgress", "Updated replicas lag desired: VllmDecodeWorker: desired=2, updated=1"),
+    ),
+    (
+        "vllm-disagg-no-grove-stalled",
+        "Resources not ready: vllm-disagg-ng-vllmdecodeworker-b4306356: desired=2, updated=1, available=2; "
+        'rollout stalled: ReplicaSet "vllm-disagg-ng-vllmdecodeworker-b4306356-cfbadad9ba" has timed out '
+        "progressing.",
+        ("False", "ProgressDeadlineExceeded", "Rollout stalled: VllmDecodeWorker: desired=2, updated=1, "
+         'available=2; ReplicaSet "vllm-disagg-ng-vllmdecodeworker-b4306356-cfbadad9ba" has timed out progressing.'),
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "ready_message", "progressing"), ROLLOUT_SCENARIOS, ids=[s[0] for s in ROLLOUT_SCENARIOS]
+)
+def test_a_lagging_stalled_or_idle_graph_is_never_ready(
+    name: str, ready_message: str, progressing: tuple[str, str, str]
+) -> None:
+    out, recorder = render_example(STATUS_EXAMPLES / name)
+    assert out.composite["status"]["state"] == "pending"
+    conds = conditions(out)
+    assert (conds["DynamoGraphReady"]["status"], conds["DynamoGraphReady"]["message"]) == ("False", ready_message)
+    assert conds["Ready"]["status"] == "False"
+    got = conds["Progressing"]
+    assert (got["status"], got["reason"], got["message"]) == progressing
+    assert recorder.last.desired.composite.ready == fnv1.READY_UNSPECIFIED
+    assert recorder.last.meta.ttl.seconds == 15
+    # the same input, the same verdict: the stall clock is the observed state's, not the wall clock
+    again, _ = render_example(STATUS_EXAMPLES / name)
+    assert again.composite["status"] == out.composite["status"]
+
+
+def test_every_other_scenario_reports_its_rollout() -> None:
+    progressing = {p.name: conditions(render_example(p)[0])["Progressing"]["reason"] for p in EXAMPLES}
+    assert {n: r for n, r in progressing.items() if n not in {s[0] for s in ROLLOUT_SCENARIOS}} == {
+        "sglang-multinode-ready": "RolloutComplete",
+        "sglang-multinode-pending": "RolloutComplete",  # not available yet, but nothing lags
+        "vllm-agg-ready": "RolloutComplete",
+        "vllm-agg-pending": "RolloutComplete",
+        "vllm-disagg-restarting": "RolloutInProgress",
+        "vllm-disagg-no-grove-ready": "RolloutComplete",
+        "vllm-disagg-no-grove-rolling": "RolloutInProgress",
+    }
+
+
+def test_the_stall_needs_the_deadline_to_pass_in_the_observed_state() -> None:
+    """The stalled scenario one second short of the deadline is lagging, not stalled."""
+    example = STATUS_EXAMPLES / "vllm-agg-stalled"
+    required = load_documents(example / "required.yaml")
+    worker = next(o for o in required if o["metadata"]["name"] == "vllm-agg-0-vllmworker")
+    for cond in worker["status"]["conditions"]:
+        if cond["lastTransitionTime"] == "2026-01-15T10:15:00Z":
+            cond["lastTransitionTime"] = "2026-01-15T10:12:30Z"  # 600 s after the update started
+    out, _ = render_example(example, required=required)
+    assert conditions(out)["Progressing"]["reason"] == "RolloutInProgress"
+
+
+@pytest.mark.parametrize("name", ["vllm-disagg-no-grove-lagging", "vllm-disagg-no-grove-stalled"])
+def test_component_scenario_dcd_statuses_are_what_the_dcd_step_derives(name: str) -> None:
+    """deployments.yaml (played by the real-cluster test) and the DCD statuses in observed.yaml agree."""
+    example = STATUS_EXAMPLES / name
+    played = {
+        d["metadata"]["labels"]["nvidia.com/dynamo-component"]: d for d in load_documents(example / "deployments.yaml")
+    }
+    dcds = [o for o in load_documents(example / "observed.yaml") if o["kind"] == "XDynamoComponentDeployment"]
+    assert sorted(played) == sorted(d["metadata"]["labels"]["nvidia.com/dynamo-component"] for d in dcds)
+    for dcd in dcds:
+        xr = {k: v for k, v in dcd.items() if k != "status"}
+        deployment = component_deployment(StepRequest(input={}, observed_composite=xr)).desired_resources["deployment"]
+        observed = {
+            **copy.deepcopy(deployment.resource),
+            "status": played[dcd["metadata"]["labels"]["nvidia.com/dynamo-component"]]["status"],
+        }
+        observed["metadata"]["generation"] = 1
+        rsp = component_deployment(
+            StepRequest(input={}, observed_composite=xr, observed_resources={"deployment": observed})
+        )
+        assert {k: v for k, v in dcd["status"].items() if k != "conditions"} == rsp.composite_status
+        assert [(c["type"], c["status"], c["reason"], c["message"]) for c in dcd["status"]["conditions"]] == [
+            (c.type, c.status, c.reason, c.message) for c in rsp.conditions
+        ]

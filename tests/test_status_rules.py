@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from functions.api.normalise import graph_from_xr
 from functions.contract import Condition, ResourceSelector
+from functions.kinds.graph.dcd_status import dcd_readiness
 from functions.kinds.graph.graph_status import (
     component_statuses,
     grove_requirements,
     has_topology_constraint,
     podcliqueset_readiness,
+    podcliqueset_rollout,
     xr_status,
 )
 from functions.kinds.graph.status_input import InputError, duration_seconds, parse_status_input
-from functions.readiness.conditions import graph_ready_condition, topology_condition, topology_warning
+from functions.readiness.conditions import (
+    graph_ready_condition,
+    progressing_condition,
+    topology_condition,
+    topology_warning,
+)
 from functions.readiness.deployment import deployment_readiness, deployment_replica_status
 from functions.readiness.grove import pcsg_readiness, podclique_readiness
 from functions.readiness.health import composed_readiness
-from functions.readiness.verdicts import NOT_FOUND, Readiness, ReplicaStatus
+from functions.readiness.verdicts import NOT_FOUND, Readiness, ReplicaStatus, stalled, updating
 from functions.tooling.manifests import claim_to_xr
 
 
@@ -92,7 +100,7 @@ PODCLIQUE_CASES = [
 @pytest.mark.parametrize(("obj", "reason"), [c[1:] for c in PODCLIQUE_CASES], ids=[c[0] for c in PODCLIQUE_CASES])
 def test_podclique_rule(obj: dict[str, Any], reason: str) -> None:
     readiness, _ = podclique_readiness(obj, "g-0-worker")
-    assert readiness == Readiness(reason == "", reason)
+    assert (readiness.ready, readiness.reason) == (reason == "", reason)
 
 
 def test_podclique_counts_and_not_found() -> None:
@@ -144,7 +152,7 @@ PCSG_CASES = [
 @pytest.mark.parametrize(("obj", "reason"), [c[1:] for c in PCSG_CASES], ids=[c[0] for c in PCSG_CASES])
 def test_pcsg_rule(obj: dict[str, Any], reason: str) -> None:
     readiness, _ = pcsg_readiness(obj, "g-0-worker")
-    assert readiness == Readiness(reason == "", reason)
+    assert (readiness.ready, readiness.reason) == (reason == "", reason)
 
 
 def test_pcsg_counts_and_not_found() -> None:
@@ -211,7 +219,8 @@ DEPLOYMENT_CASES = [
 
 @pytest.mark.parametrize(("obj", "reason"), [c[1:] for c in DEPLOYMENT_CASES], ids=[c[0] for c in DEPLOYMENT_CASES])
 def test_deployment_rule(obj: dict[str, Any], reason: str) -> None:
-    assert deployment_readiness(obj) == Readiness(reason == "", reason)
+    readiness = deployment_readiness(obj)
+    assert (readiness.ready, readiness.reason) == (reason == "", reason)
 
 
 def test_deployment_counts_and_not_found() -> None:
@@ -238,7 +247,7 @@ def test_simple_kinds_are_ready_once_observed(api_version: str, kind: str) -> No
 
 def test_composed_deployments_use_the_deployment_rule() -> None:
     desired = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
-    assert composed_readiness(desired, deployment(observedGeneration=1)) == Readiness(False, "desired=2, updated=0")
+    assert composed_readiness(desired, deployment(observedGeneration=1)) == updating("desired=2, updated=0")
     assert composed_readiness(desired, deployment(**HEALTHY)) == Readiness(True)
 
 
@@ -453,3 +462,126 @@ def test_input_defaults_and_rounding() -> None:
 def test_bad_input_names_the_field(field: str, value: Any) -> None:
     with pytest.raises(InputError, match=rf"^input\.{field}: .* is not a duration"):
         parse_status_input({field: value})
+
+
+# Honest readiness (docs/kinds/dgd.md): beyond upstream's rules.
+UPDATING_CLIQUE = dict(observedGeneration=1, replicas=2, readyReplicas=2, updatedReplicas=1)
+
+
+def test_a_lagging_podclique_is_updating_and_a_late_one_stalled() -> None:
+    obj = grove("PodClique", 2, **UPDATING_CLIQUE, updateProgress={"updateStartedAt": "2026-01-15T10:00:00Z"})
+    lag = podclique_readiness(obj, "g-0-w")[0]
+    assert (lag.ready, lag.rollout, lag.reason) == (False, "updating", "desired=2, updated=1")
+    late = podclique_readiness(obj, "g-0-w", now=datetime(2026, 1, 15, 10, 10, 1, tzinfo=UTC))[0]
+    assert (late.ready, late.rollout) == (False, "stalled")
+    assert (
+        late.progress
+        == "desired=2, updated=1; update started at 2026-01-15T10:00:00Z not done 601s later (deadline 600s)"
+    )
+    on_time = podclique_readiness(obj, "g-0-w", now=datetime(2026, 1, 15, 10, 10, tzinfo=UTC))[0]
+    assert on_time.rollout == "updating"
+
+
+def test_grove_reporting_its_own_deadline_is_a_stall() -> None:
+    deadline = {"type": "UpdateInProgress", "status": "False", "reason": "ProgressDeadlineExceeded", "message": "m"}
+    obj = grove("PodCliqueScalingGroup", 2, observedGeneration=1, replicas=2, availableReplicas=2,
+                updatedReplicas=0, conditions=[deadline])  # fmt: skip
+    verdict = pcsg_readiness(obj, "g-0-w")[0]
+    assert verdict.rollout == "stalled"
+    assert verdict.reason == (
+        "desired=2, updated=0; rollout stalled: condition UpdateInProgress reports ProgressDeadlineExceeded: m"
+    )
+
+
+def test_an_idle_object_is_ready_only_when_the_template_wants_nothing_too() -> None:
+    idle = grove("PodClique", 0, observedGeneration=1)
+    assert podclique_readiness(idle, "g-0-w", template_replicas=0)[0] == Readiness(True)  # upstream: scaled to zero
+    verdict = podclique_readiness(idle, "g-0-w", template_replicas=2)[0]
+    assert (verdict.ready, verdict.reason) == (False, "desired=2 in the PodCliqueSet, PodClique wants 0")
+
+
+def test_the_podcliqueset_itself_must_have_rolled_out() -> None:
+    pcs = {"metadata": {"generation": 3}, "status": {"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1}}
+    assert podcliqueset_rollout(pcs).reason == "spec not yet processed: generation=3, observedGeneration=2"
+    assert podcliqueset_rollout({"metadata": {"generation": 1}, "status": {}}).ready  # not written yet: cliques decide
+    lag = {"metadata": {"generation": 1}, "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 0}}
+    assert podcliqueset_rollout(lag).reason == "replicas=1, updatedReplicas=0"
+
+
+DEADLINE = {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+            "message": 'ReplicaSet "d-1" has timed out progressing.'}  # fmt: skip
+
+
+def test_a_deployment_past_its_progress_deadline_is_stalled_whatever_its_counts() -> None:
+    verdict = deployment_readiness(deployment(**{**HEALTHY, "conditions": [*AVAILABLE, DEADLINE]}))
+    assert (verdict.ready, verdict.rollout) == (False, "stalled")
+    assert verdict.reason == (
+        'desired=2, updated=2, available=2; rollout stalled: ReplicaSet "d-1" has timed out progressing.'
+    )
+
+
+def test_a_deployment_not_scaled_up_yet_is_not_ready() -> None:
+    assert deployment_readiness(deployment(0), want=2) == updating("desired=2, spec.replicas=0")
+    assert deployment_readiness(deployment(0), want=0) == Readiness(True)
+
+
+def dcd(**status: Any) -> dict[str, Any]:
+    return {"kind": "XDynamoComponentDeployment", "metadata": {"generation": 2}, "spec": {"replicas": 2},
+            "status": status}  # fmt: skip
+
+
+AVAILABLE_TRUE = {"type": "Available", "status": "True"}
+
+
+@pytest.mark.parametrize(
+    ("obj", "ready", "rollout", "reason"),
+    [
+        (dcd(observedGeneration=2, conditions=[AVAILABLE_TRUE], service={"readyReplicas": 2}), True, "complete", ""),
+        (dcd(observedGeneration=1, conditions=[AVAILABLE_TRUE]), False, "updating",
+         "spec not yet processed: generation=2, observedGeneration=1"),
+        (dcd(conditions=[AVAILABLE_TRUE], service={"replicas": 2, "readyReplicas": 0, "availableReplicas": 0}),
+         False, "complete", "desired=2, none ready"),
+        (dcd(conditions=[{"type": "Available", "status": "False", "message": "why"},
+                         {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+                          "message": "stuck"}]), False, "stalled", "why"),
+        (dcd(conditions=[AVAILABLE_TRUE, {"type": "Progressing", "status": "True", "reason": "RolloutInProgress",
+                                          "message": "lag"}]), False, "updating", "lag"),
+    ],
+    ids=["available", "stale", "nothing-running", "stalled", "updating"],
+)  # fmt: skip
+def test_dcd_rule(obj: dict[str, Any], ready: bool, rollout: str, reason: str) -> None:
+    verdict = dcd_readiness(obj)
+    assert (verdict.ready, verdict.rollout, verdict.reason) == (ready, rollout, reason)
+
+
+def test_progressing_condition() -> None:
+    assert progressing_condition([("A", Readiness(True))]) == Condition(
+        "Progressing", "True", "RolloutComplete", "Every component's replicas are updated"
+    )
+    lag = progressing_condition([("B", updating("desired=2, updated=1")), ("A", Readiness(False, "x"))])
+    assert lag == Condition(
+        "Progressing", "True", "RolloutInProgress", "Updated replicas lag desired: B: desired=2, updated=1"
+    )
+    stall = progressing_condition([("B", updating("u")), ("A", stalled("desired=2, updated=1", "late"))])
+    assert stall == Condition(
+        "Progressing", "False", "ProgressDeadlineExceeded", "Rollout stalled: A: desired=2, updated=1; late"
+    )
+
+
+def test_a_component_scaled_to_zero_is_ready_as_upstream() -> None:
+    """Explicit replicas: 0: the component is ready, as upstream (the graph as a whole is not when nothing at all
+    runs: tests/test_status_step.py)."""
+    xr = claim_to_xr(
+        {
+            "apiVersion": "nvidia.com/v1alpha1",
+            "kind": "DynamoGraphDeployment",
+            "metadata": {"name": "g", "namespace": "ns"},
+            "spec": {"services": {"Frontend": {"componentType": "frontend", "replicas": 0}}},
+        }
+    )
+    graph = graph_from_xr(xr)
+    idle = {**grove("PodClique", 0, observedGeneration=1), "metadata": {"name": "g-0-frontend", "namespace": "ns",
+                                                                       "generation": 1}}  # fmt: skip
+    pcs = {"spec": {"template": {"cliques": [{"name": "frontend", "spec": {"replicas": 0}}]}}}
+    (status,) = component_statuses(graph, "g", [idle], [], pcs)
+    assert status.readiness == Readiness(True)

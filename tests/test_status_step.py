@@ -87,7 +87,8 @@ def test_ready_graph() -> None:
     assert rsp.composite_status["state"] == "successful"
     assert set(rsp.composite_status["components"]) == {"Frontend", "Worker"}
     assert [(c.type, c.status, c.reason) for c in rsp.conditions] == [
-        ("DynamoGraphReady", "True", "all_resources_are_ready")
+        ("DynamoGraphReady", "True", "all_resources_are_ready"),
+        ("Progressing", "True", "RolloutComplete"),
     ]
     assert rsp.ttl_seconds == 60
     assert sorted(rsp.requirements) == ["grove-podcliques", "grove-podcliquescalinggroups"]
@@ -100,7 +101,8 @@ def test_pending_graph_names_what_is_missing() -> None:
     assert rsp.composite_ready is None  # Crossplane derives Ready=False and lists the unready resources
     assert rsp.composite_status is not None
     assert rsp.composite_status["state"] == "pending"
-    (cond,) = rsp.conditions
+    cond, progressing = rsp.conditions
+    assert (progressing.type, progressing.reason) == ("Progressing", "RolloutComplete")  # not ready, nothing lags
     assert (cond.status, cond.reason, cond.message) == (
         "False",
         "some_resources_are_not_ready",
@@ -195,7 +197,8 @@ def test_at_the_protobuf_edge() -> None:
     status = struct_to_dict(rsp.desired.composite.resource)["status"]
     assert status["state"] == "pending"
     assert status["components"]["Worker"]["readyReplicas"] == 2
-    (cond,) = rsp.conditions
+    cond, progressing = rsp.conditions
+    assert progressing.type == "Progressing"
     assert cond.type == "DynamoGraphReady"
     assert cond.target == fnv1.TARGET_COMPOSITE_AND_CLAIM
     assert cond.message == "Resources not ready: demo-frontend: resource not found"
@@ -249,3 +252,22 @@ def test_input_crd() -> None:
 @pytest.mark.parametrize("text", ["15s", "0", "1m30s", "1.5h", "500ms", "", "15", "-1s", "1d", "1.s", "soon"])
 def test_the_crd_pattern_and_the_parser_agree(text: str) -> None:
     assert (re.match(DURATION_PATTERN, text) is not None) == (duration_seconds(text) is not None)
+
+
+def test_a_graph_with_nothing_running_is_never_ready() -> None:
+    """Every workload ready by upstream's rules (all scaled to zero) but no replica running: not successful, and
+    Crossplane is told so (its own rule would find every composed resource ready)."""
+    idle = [pclq("demo-0-frontend", 0, 0), pclq("demo-0-worker", 0, 0)]
+    rsp = step(podcliques=idle)
+    assert rsp.desired_resources["podcliqueset"].ready is True  # each workload is as asked
+    assert rsp.composite_ready is False
+    assert rsp.composite_status is not None and rsp.composite_status["state"] == "pending"
+    ready = next(c for c in rsp.conditions if c.type == "DynamoGraphReady")
+    assert (ready.status, ready.reason) == ("False", "some_resources_are_not_ready")
+    assert ready.message.startswith("no component is running")
+
+
+def test_one_component_scaled_to_zero_leaves_the_graph_ready() -> None:
+    rsp = step(podcliques=[pclq("demo-0-frontend", 1, 1), pclq("demo-0-worker", 0, 0)])
+    assert rsp.composite_ready is True
+    assert rsp.composite_status is not None and rsp.composite_status["state"] == "successful"

@@ -56,7 +56,7 @@ def test_examples_are_valid() -> None:
         for d in load_documents(path)
         if d["kind"] == "XDynamoComponentDeployment"
     ]
-    assert len(nested) == 8
+    assert len(nested) == 14  # ready 3, rolling 5, lagging 3, stalled 3
     # The DynamoCheckpoint claim and the DGDs that start from a checkpoint (examples/checkpoint, and the v1alpha1 one).
     checkpoints = load_documents(REPO / "examples" / "checkpoint")
     checkpoints += load_documents(REPO / "examples" / "v1alpha1" / "vllm-disagg-checkpoint-ref.yaml")

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from functions.contract import Condition, Result
+from functions.readiness.verdicts import PROGRESS_DEADLINE_EXCEEDED, ROLLOUT_STALLED, ROLLOUT_UPDATING, Readiness
 
 READY_CONDITION = "DynamoGraphReady"
 ALL_READY_REASON = "all_resources_are_ready"
@@ -47,6 +48,43 @@ def graph_ready_condition(not_ready: Iterable[tuple[str, str]]) -> Condition:
         return Condition(READY_CONDITION, "True", ALL_READY_REASON, ALL_READY_MESSAGE)
     message = "Resources not ready: " + "; ".join(f"{name}: {reason}" for name, reason in pairs)
     return Condition(READY_CONDITION, "False", NOT_READY_REASON, message)
+
+
+# The rollout of a graph's (or a component deployment's) workloads, as a Deployment's ``Progressing``: True while
+# every component runs its desired replicas at the current spec or is getting there, False once a rollout stalled.
+PROGRESSING_CONDITION = "Progressing"
+ROLLOUT_COMPLETE_REASON = "RolloutComplete"
+ROLLOUT_COMPLETE_MESSAGE = "Every component's replicas are updated"
+ROLLOUT_IN_PROGRESS_REASON = "RolloutInProgress"
+
+
+def progressing_condition(rollouts: Iterable[tuple[str, Readiness]]) -> Condition:
+    """``Progressing`` from each component's (name, readiness): False naming every stalled component, else True
+    naming every one whose updated replicas lag, else True and complete."""
+    items = sorted(
+        (name, r.rollout, r.progress or r.reason)
+        for name, r in rollouts
+        if r.rollout in (ROLLOUT_STALLED, ROLLOUT_UPDATING)
+    )
+    stalled = [f"{name}: {why}" for name, rollout, why in items if rollout == ROLLOUT_STALLED]
+    if stalled:
+        return Condition(
+            PROGRESSING_CONDITION, "False", PROGRESS_DEADLINE_EXCEEDED, "Rollout stalled: " + "; ".join(stalled)
+        )
+    if items:
+        message = "Updated replicas lag desired: " + "; ".join(f"{name}: {why}" for name, _, why in items)
+        return Condition(PROGRESSING_CONDITION, "True", ROLLOUT_IN_PROGRESS_REASON, message)
+    return Condition(PROGRESSING_CONDITION, "True", ROLLOUT_COMPLETE_REASON, ROLLOUT_COMPLETE_MESSAGE)
+
+
+def rollout_of(obj: dict[str, Any] | None) -> str | None:
+    """The rollout state a component deployment's ``Progressing`` condition reports, None without one."""
+    found = condition(obj, PROGRESSING_CONDITION)
+    if found is None:
+        return None
+    if found.get("status") == "False" and found.get("reason") == PROGRESS_DEADLINE_EXCEEDED:
+        return ROLLOUT_STALLED
+    return ROLLOUT_UPDATING if found.get("reason") == ROLLOUT_IN_PROGRESS_REASON else None
 
 
 def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:

@@ -11,14 +11,36 @@ when sorted); with no LWS at all (zero replicas) upstream reports ready and writ
 should leave the status entry out when ``names`` is empty. The DCD conditions use reasons
 ``AllLeaderWorkerSetsReady`` / ``SomeLeaderWorkerSetsNotReady`` (messages "All LeaderWorkerSets are ready" /
 "Some LeaderWorkerSets are not ready").
+
+Beyond upstream: ``status.updatedReplicas`` below ``spec.replicas`` marks the rollout ``updating`` (not ready even
+when enough groups are ready), and ``stalled`` when the LWS condition ``UpdateInProgress`` has been True for more
+than 600 s before the newest timestamp in the component's observed LWS statuses. LeaderWorkerSet has no progress
+deadline of its own, and a function has no clock: the newest observed timestamp keeps the verdict deterministic.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from functions.readiness.verdicts import MISSING, READY, Readiness, ReplicaStatus, count, not_ready
+from functions.readiness.verdicts import (
+    DEFAULT_PROGRESS_DEADLINE_SECONDS,
+    MISSING,
+    READY,
+    ROLLOUT_COMPLETE,
+    ROLLOUT_STALLED,
+    ROLLOUT_UPDATING,
+    Readiness,
+    ReplicaStatus,
+    count,
+    lagging,
+    newest_time,
+    not_ready,
+    overdue,
+    stalled,
+    updating,
+)
 
 LEADER_WORKER_SET = "LeaderWorkerSet"
 ALL_READY_REASON = "AllLeaderWorkerSetsReady"
@@ -35,17 +57,34 @@ def _available(status: dict[str, Any]) -> bool:
     return False
 
 
-def leaderworkerset_readiness(obj: dict[str, Any] | None) -> Readiness:
-    """Readiness of one LeaderWorkerSet."""
+def _update_stall(status: dict[str, Any], now: datetime | None) -> str | None:
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "UpdateInProgress" and condition.get("status") == "True":
+            since = condition.get("lastTransitionTime")
+            late = overdue(since, now)
+            if late is not None:
+                return f"update in progress since {since}, {late}s (deadline {DEFAULT_PROGRESS_DEADLINE_SECONDS}s)"
+    return None
+
+
+def leaderworkerset_readiness(obj: dict[str, Any] | None, now: datetime | None = None) -> Readiness:
+    """Readiness of one LeaderWorkerSet; ``now`` is the newest timestamp observed (the stall clock)."""
     if obj is None:
         return MISSING
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
     desired = count(spec, "replicas", default=1)
     if desired == 0:
         return READY
-    ready = count(status, "readyReplicas")
+    ready, updated = count(status, "readyReplicas"), count(status, "updatedReplicas")
+    lag = f"desired={desired}, updated={updated}" if updated < desired else None
+    stall = _update_stall(status, now) if lag else None
+    if lag and stall:
+        return stalled(lag, stall)
     if ready < desired:
-        return not_ready(f"desired={desired}, ready={ready}")
+        reason = f"desired={desired}, ready={ready}"
+        return lagging(reason, lag) if lag else not_ready(reason)
+    if lag:
+        return updating(lag)
     if not _available(status):
         return not_ready("condition Available is not True")
     return READY
@@ -64,11 +103,15 @@ def lws_readiness(objs: Sequence[dict[str, Any] | None], names: Sequence[str] | 
     ``objs[i]`` is the observed LWS of replica ``i`` (None when missing); ``names[i]``, when given, its name.
     """
     problems = []
+    rollouts = set()
+    now = newest_time(objs)
     for index, obj in enumerate(objs):
-        verdict = leaderworkerset_readiness(obj)
+        verdict = leaderworkerset_readiness(obj, now)
+        rollouts.add(verdict.rollout)
         if not verdict.ready:
             problems.append(f"{_name(obj, index, names)}: {verdict.reason}")
-    return not_ready("; ".join(problems)) if problems else READY
+    worst = next((r for r in (ROLLOUT_STALLED, ROLLOUT_UPDATING) if r in rollouts), ROLLOUT_COMPLETE)
+    return Readiness(False, "; ".join(problems), worst) if problems else READY
 
 
 def lws_replica_status(objs: Sequence[dict[str, Any] | None], names: Sequence[str]) -> ReplicaStatus:

@@ -18,12 +18,16 @@ the replica counts in
 ``status.service`` (v1alpha1 shape, with ``podSelector``) or ``status.component`` (v1beta1 shape).
 The XR is ready when its workload is. A workload whose pod template does not carry the desired
 ``nvidia.com/restartAt`` yet is not ready: the observed object predates the restart, and its
-ready pods are the old ones (this is what the DGD's restart progress relies on).
+ready pods are the old ones (this is what the DGD's restart progress relies on). Beyond upstream, the condition
+``Progressing`` reports the workload's rollout (``functions.readiness.deployment``, ``functions.readiness.lws``):
+True ``RolloutComplete`` or ``RolloutInProgress`` (updated replicas lag), False ``ProgressDeadlineExceeded``
+(stalled); the DGD reads it to name a stalled component.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -39,6 +43,7 @@ from functions.api.operator_config import (
     OperatorConfigError,
     read_operator_config,
 )
+from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal, is_preview
 from functions.kinds.component.component_checkpoints import resolve_dcd_checkpoint
 from functions.kinds.component.webhook_rules import check_service_sidecar
@@ -54,12 +59,27 @@ from functions.kube.podspec import PodContext
 from functions.kube.rbac import binding_after_role, render_discovery_rbac
 from functions.kube.services import model_service_name, needs_service, render_component_service, render_model_service
 from functions.readiness import lws as lws_status
+from functions.readiness.conditions import (
+    PROGRESSING_CONDITION,
+    ROLLOUT_COMPLETE_MESSAGE,
+    ROLLOUT_COMPLETE_REASON,
+    ROLLOUT_IN_PROGRESS_REASON,
+)
 from functions.readiness.deployment import deployment_readiness, deployment_replica_status
-from functions.readiness.verdicts import Readiness, ReplicaStatus, not_ready
+from functions.readiness.verdicts import (
+    PROGRESS_DEADLINE_EXCEEDED,
+    ROLLOUT_STALLED,
+    ROLLOUT_UPDATING,
+    Readiness,
+    ReplicaStatus,
+    count,
+    updating,
+)
 
 DEPLOYMENT_RESOURCE = "deployment"
 SERVICE_RESOURCE = "service"
 WAIT_LEADER_RESOURCE = "wait-leader-configmap"
+SPEC_SCHEMA = spec_schema_file(Path(__file__).parent)  # the XRD's spec schema, checked first
 
 AVAILABLE = "Available"
 COMPONENT_READY = "DynamoComponentReady"
@@ -192,13 +212,23 @@ def _workload_readiness(
         stale = next((p for k in keys if (p := _stale_restart(desired[k], observed.get(k)))), None)
     else:
         got = observed.get(DEPLOYMENT_RESOURCE)
-        readiness = deployment_readiness(got)
+        readiness = deployment_readiness(got, count(desired[DEPLOYMENT_RESOURCE]["spec"], "replicas", default=1))
         counts = deployment_replica_status(got, desired[DEPLOYMENT_RESOURCE]["metadata"]["name"])
         exists = got is not None
         stale = _stale_restart(desired[DEPLOYMENT_RESOURCE], got)
     if stale and readiness.ready:
-        readiness = not_ready(stale)
+        readiness = updating(stale)
     return readiness, counts, exists
+
+
+def progressing(readiness: Readiness) -> Condition:
+    """The DCD's ``Progressing`` condition from its workload's rollout."""
+    why = readiness.progress or readiness.reason
+    if readiness.rollout == ROLLOUT_STALLED:
+        return Condition(PROGRESSING_CONDITION, "False", PROGRESS_DEADLINE_EXCEEDED, why)
+    if readiness.rollout == ROLLOUT_UPDATING:
+        return Condition(PROGRESSING_CONDITION, "True", ROLLOUT_IN_PROGRESS_REASON, why)
+    return Condition(PROGRESSING_CONDITION, "True", ROLLOUT_COMPLETE_REASON, ROLLOUT_COMPLETE_MESSAGE)
 
 
 def component_status(
@@ -217,6 +247,7 @@ def component_status(
         conditions = [
             Condition(AVAILABLE, "Unknown", "Reconciling", f"{what} not exist yet"),
             Condition(COMPONENT_READY, "Unknown", "Reconciling", f"{what} not exist yet"),
+            Condition(PROGRESSING_CONDITION, "Unknown", "Reconciling", f"{what} not exist yet"),
         ]
         return {}, conditions, False
     if readiness.ready:
@@ -232,6 +263,7 @@ def component_status(
             Condition(AVAILABLE, "False", reason, readiness.reason),
             Condition(COMPONENT_READY, "False", "ComponentNotReady", readiness.reason),
         ]
+    conditions.append(progressing(readiness))
     status: dict[str, Any] = {}
     if graph.shape == "v1alpha1":
         status["podSelector"] = {SELECTOR: name}
@@ -249,6 +281,7 @@ WORKLOAD_KINDS = frozenset({"Deployment", LWS_KIND})
 def component_deployment(req: StepRequest) -> StepResponse:
     xr = req.observed_composite
     try:
+        check_xr_spec(xr, SPEC_SCHEMA)
         operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
         graph, name = dcd_graph(xr)
         xr_labels = (xr.get("metadata") or {}).get("labels") or {}

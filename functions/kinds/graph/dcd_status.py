@@ -2,9 +2,12 @@
 
 Each component's XDynamoComponentDeployment reports its own replica counts (``status.service`` or
 ``status.component``, written by its step from the Deployment or LeaderWorkerSets) and its
-``Available`` condition. A DCD is ready iff ``Available`` is True (upstream's DGD rule). During a
-managed rolling update the old DCDs' counts are added (replicas, ready and available; updated
-counts only the new DCD) and the names of both are listed.
+``Available`` condition. A DCD is ready iff ``Available`` is True (upstream's DGD rule), and beyond upstream
+only if its status is not stale (``status.observedGeneration`` behind ``metadata.generation``: its pipeline
+has not run on the new spec), its ``Progressing`` condition reports no rollout under way or stalled, and,
+wanting replicas, it counts at least one ready or available. During a managed rolling update the old DCDs'
+counts are added (replicas, ready and available; updated counts only the new DCD) and the names of both are
+listed.
 """
 
 from __future__ import annotations
@@ -17,22 +20,57 @@ from functions.kinds.graph.component_pathway import DCD_KINDS, WORKER_HASH_LABEL
 from functions.kinds.graph.graph_status import ComponentStatus
 from functions.kinds.graph.rolling_update import dcd_counts
 from functions.kube.labels import COMPONENT
+from functions.readiness.conditions import condition, rollout_of
 from functions.readiness.deployment import DEPLOYMENT
 from functions.readiness.lws import LEADER_WORKER_SET
-from functions.readiness.verdicts import MISSING, READY, Readiness, ReplicaStatus, count, not_ready
+from functions.readiness.verdicts import (
+    MISSING,
+    READY,
+    ROLLOUT_COMPLETE,
+    ROLLOUT_UPDATING,
+    Readiness,
+    ReplicaStatus,
+    count,
+    not_ready,
+)
+
+
+def _stale(obj: dict[str, Any]) -> str | None:
+    observed = (obj.get("status") or {}).get("observedGeneration")
+    generation = count(obj.get("metadata") or {}, "generation")
+    if isinstance(observed, int) and observed < generation:
+        return f"spec not yet processed: generation={generation}, observedGeneration={observed}"
+    return None
+
+
+def _nothing_running(obj: dict[str, Any]) -> str | None:
+    desired = count(obj.get("spec") or {}, "replicas", default=1)
+    counts = dcd_counts(obj)
+    if desired > 0 and counts and max(count(counts, "readyReplicas"), count(counts, "availableReplicas")) == 0:
+        return f"desired={desired}, none ready"
+    return None
 
 
 def dcd_readiness(obj: dict[str, Any] | None) -> Readiness:
-    """Ready iff the DCD's ``Available`` condition is True; otherwise its message says why."""
+    """Ready iff the DCD's ``Available`` condition is True and nothing above contradicts it; otherwise why."""
     if obj is None:
         return MISSING
-    conditions = (obj.get("status") or {}).get("conditions") or []
-    available = next((c for c in conditions if isinstance(c, dict) and c.get("type") == "Available"), None)
+    stale = _stale(obj)
+    if stale:
+        return Readiness(False, stale, ROLLOUT_UPDATING)
+    available = condition(obj, "Available")
+    rollout = rollout_of(obj)
     if available is None:
         return not_ready("condition Available is not set yet")
-    if available.get("status") == "True":
-        return READY
-    return not_ready(str(available.get("message") or available.get("reason") or "condition Available is not True"))
+    progressing = condition(obj, "Progressing") or {}
+    progress = str(progressing.get("message") or progressing.get("reason") or "") if rollout else ""
+    if available.get("status") != "True":
+        message = available.get("message") or available.get("reason") or "condition Available is not True"
+        return Readiness(False, str(message), rollout or ROLLOUT_COMPLETE, progress)
+    if rollout is not None:
+        return Readiness(False, progress, rollout, progress)
+    nothing = _nothing_running(obj)
+    return not_ready(nothing) if nothing else READY
 
 
 def is_dcd(obj: dict[str, Any]) -> bool:

@@ -16,7 +16,16 @@ from functions.api.graph import Component, Graph
 from functions.contract import ResourceSelector
 from functions.kube.grove import GROVE_API_VERSION
 from functions.readiness.grove import PART_OF_LABEL, pcsg_readiness, podclique_readiness
-from functions.readiness.verdicts import READY, Readiness, ReplicaStatus, not_ready
+from functions.readiness.verdicts import (
+    READY,
+    ROLLOUT_UPDATING,
+    Readiness,
+    ReplicaStatus,
+    count,
+    generation_problem,
+    newest_time,
+    not_ready,
+)
 
 PODCLIQUE_REQUIREMENT = "grove-podcliques"
 PCSG_REQUIREMENT = "grove-podcliquescalinggroups"
@@ -64,25 +73,75 @@ def _lookup(objects: Iterable[dict[str, Any]], name: str, namespace: str) -> dic
     return None
 
 
+def template_replicas(podcliqueset: dict[str, Any] | None, component: Component) -> int | None:
+    """The replicas the (desired) PodCliqueSet template gives the component's clique or scaling group."""
+    template = ((podcliqueset or {}).get("spec") or {}).get("template") or {}
+    if component.scaling_group:
+        entries = [g for g in template.get("podCliqueScalingGroups") or [] if g.get("name") == component.key]
+        return count(entries[0], "replicas", default=1) if entries else None
+    cliques = [c for c in template.get("cliques") or [] if c.get("name") == component.key]
+    return count(cliques[0].get("spec") or {}, "replicas") if cliques else None
+
+
 def component_statuses(
-    graph: Graph, pcs_name: str, podcliques: list[dict[str, Any]], pcsgs: list[dict[str, Any]]
+    graph: Graph,
+    pcs_name: str,
+    podcliques: list[dict[str, Any]],
+    pcsgs: list[dict[str, Any]],
+    podcliqueset: dict[str, Any] | None = None,
 ) -> tuple[ComponentStatus, ...]:
-    """Each component's status, in the graph's (name) order, from the observed Grove objects."""
+    """Each component's status, in the graph's (name) order, from the observed Grove objects; ``podcliqueset``
+    (the desired one) says what each component wants. A stall is measured against the newest timestamp in the
+    observed Grove objects (``functions.readiness.grove``)."""
+    now = newest_time([*podcliques, *pcsgs])
     out = []
     for component in graph.components:
         name = grove_resource_name(pcs_name, component)
+        want = template_replicas(podcliqueset, component)
         if component.scaling_group:
-            readiness, counts = pcsg_readiness(_lookup(pcsgs, name, graph.namespace), name)
+            readiness, counts = pcsg_readiness(_lookup(pcsgs, name, graph.namespace), name, want, now)
         else:
-            readiness, counts = podclique_readiness(_lookup(podcliques, name, graph.namespace), name)
+            readiness, counts = podclique_readiness(_lookup(podcliques, name, graph.namespace), name, want, now)
         out.append(ComponentStatus(component.name, name, component.scaling_group, readiness, counts))
     return tuple(out)
 
 
-def podcliqueset_readiness(components: Iterable[ComponentStatus]) -> Readiness:
-    """The PodCliqueSet is ready iff every component's PodClique/PodCliqueScalingGroup is."""
+def podcliqueset_rollout(observed: dict[str, Any] | None) -> Readiness:
+    """The observed PodCliqueSet itself: Grove has processed its spec and updated every replica. Upstream looks
+    only at the PodCliques and scaling groups, which look ready until Grove starts rolling a new spec."""
+    if observed is None:
+        return READY
+    status = observed.get("status") or {}
+    # Only a generation behind: until Grove first writes the status, its PodCliques do not exist either.
+    if status.get("observedGeneration") is not None and generation_problem(observed):
+        return Readiness(False, str(generation_problem(observed)), ROLLOUT_UPDATING)
+    replicas, updated = count(status, "replicas"), count(status, "updatedReplicas")
+    if updated < replicas:
+        return Readiness(False, f"replicas={replicas}, updatedReplicas={updated}", ROLLOUT_UPDATING)
+    return READY
+
+
+def podcliqueset_readiness(components: Iterable[ComponentStatus], observed: dict[str, Any] | None = None) -> Readiness:
+    """The PodCliqueSet is ready iff every component's PodClique/PodCliqueScalingGroup is, and the observed
+    PodCliqueSet has rolled out its spec."""
     reasons = [f"{c.ref}: {c.readiness.reason}" for c in components if not c.readiness.ready]
+    own = podcliqueset_rollout(observed)
+    if not own.ready:
+        reasons.insert(0, f"podcliqueset: {own.reason}")
     return not_ready("; ".join(reasons)) if reasons else READY
+
+
+NOTHING_RUNNING = "no component is running: every component has zero ready or available replicas"
+
+
+def nothing_running(components: Iterable[ComponentStatus]) -> str | None:
+    """Why a graph whose every workload reports ready has nothing to serve with, or None: none of its components
+    has a ready or available replica (all scaled to zero, or the counts not reported yet). Upstream calls such a
+    graph successful; a graph that serves nothing is not (docs/kinds/dgd.md "Honest readiness")."""
+    listed = list(components)
+    if not listed or any((c.replicas.ready or 0) > 0 or (c.replicas.available or 0) > 0 for c in listed):
+        return None
+    return NOTHING_RUNNING
 
 
 def has_topology_constraint(graph: Graph) -> bool:

@@ -11,7 +11,9 @@ XR status, re-emitted in full on every run because Crossplane server-side-applie
 ``components`` for v1beta1) and ``restart`` (``functions.kinds.graph.restart_status``). Conditions:
 ``DynamoGraphReady`` (upstream's DGD ``Ready``, which Crossplane reserves; reason ``waiting_for_checkpoint``
 while a ``WaitForCheckpoint`` component's checkpoint is not Ready) and
-``TopologyLevelsAvailable`` when a topology constraint is set.
+``TopologyLevelsAvailable`` when a topology constraint is set, and ``Progressing`` (beyond upstream: the
+components' rollout, naming each one whose updated replicas lag or whose rollout stalled; docs/kinds/dgd.md
+"Honest readiness").
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from functions.api.graph import Graph, SpecError
 from functions.api.normalise import claimed_object, graph_from_xr
+from functions.api.schema_check import check_xr_spec
 from functions.contract import (
     Condition,
     DesiredResource,
@@ -42,6 +45,7 @@ from functions.kinds.graph.dcd_status import (
 from functions.kinds.graph.dcds import current_dcds
 from functions.kinds.graph.graph_checkpoints import STATUS_FIELD as CHECKPOINTS_STATUS
 from functions.kinds.graph.graph_checkpoints import WAITING_REASON, waiting_message
+from functions.kinds.graph.graph_render_step import SPEC_SCHEMA
 from functions.kinds.graph.graph_status import (
     PCSG_REQUIREMENT,
     PODCLIQUE_REQUIREMENT,
@@ -49,7 +53,9 @@ from functions.kinds.graph.graph_status import (
     component_statuses,
     grove_requirements,
     has_topology_constraint,
+    nothing_running,
     podcliqueset_readiness,
+    podcliqueset_rollout,
     xr_status,
 )
 from functions.kinds.graph.restart_status import RESTARTING, RestartStatus, restart_status
@@ -57,9 +63,13 @@ from functions.kinds.graph.rolling_update import IN_PROGRESS
 from functions.kinds.graph.status_input import InputError, parse_status_input
 from functions.kube.grove import GROVE_API_VERSION
 from functions.readiness.conditions import (
+    NOT_READY_REASON,
     READY_CONDITION,
     ROLLING_UPDATE_CONDITION,
+    ROLLOUT_COMPLETE_REASON,
+    ROLLOUT_IN_PROGRESS_REASON,
     graph_ready_condition,
+    progressing_condition,
     topology_condition,
     topology_warning,
 )
@@ -97,7 +107,7 @@ def _verdicts(req: StepRequest, components: tuple[ComponentStatus, ...]) -> list
     for resource, desired in sorted(req.desired_resources.items()):
         observed = req.observed_resources.get(resource)
         if _is_podcliqueset(desired):
-            readiness = MISSING if observed is None else podcliqueset_readiness(components)
+            readiness = MISSING if observed is None else podcliqueset_readiness(components, observed)
         elif is_dcd(desired):
             out.append(Verdict(resource, dcd_claim_name(desired), dcd_readiness(observed)))
             continue
@@ -128,12 +138,22 @@ def _topology(graph: Graph, req: StepRequest, pcs_resource: str | None) -> tuple
     return [condition], [warning] if warning else []
 
 
+def _progressing(rollouts: list[tuple[str, Readiness]], under_way: str | None) -> Condition:
+    """``Progressing``; a managed rolling update or a restart ``under_way`` is a rollout in progress even while
+    every workload reports its replicas updated (new pods created, not ready yet)."""
+    condition = progressing_condition(rollouts)
+    if under_way and condition.reason == ROLLOUT_COMPLETE_REASON:
+        return Condition(condition.type, "True", ROLLOUT_IN_PROGRESS_REASON, under_way)
+    return condition
+
+
 def graph_status(req: StepRequest) -> StepResponse:
     try:
         settings = parse_status_input(req.input)
     except InputError as err:
         return fatal(str(err), reason="InvalidInput")
     try:
+        check_xr_spec(req.observed_composite, SPEC_SCHEMA)
         graph = graph_from_xr(req.observed_composite)
     except SpecError as err:
         return fatal(str(err), reason="InvalidSpec")
@@ -147,7 +167,7 @@ def graph_status(req: StepRequest) -> StepResponse:
         requirements = grove_requirements(pcs_name, graph.namespace)
         podcliques = req.required.get(PODCLIQUE_REQUIREMENT, [])
         pcsgs = req.required.get(PCSG_REQUIREMENT, [])
-        components = component_statuses(graph, pcs_name, podcliques, pcsgs)
+        components = component_statuses(graph, pcs_name, podcliques, pcsgs, pcs[1])
         restart = restart_status(req.observed_composite, graph, observed_pcs, components)
     elif any(is_dcd(o) for o in req.desired_resources.values()):
         try:
@@ -160,13 +180,27 @@ def graph_status(req: StepRequest) -> StepResponse:
     verdicts = _verdicts(req, components)
     rolling_update = rolling_update_phase(req.desired_composite) == IN_PROGRESS
     waiting = waiting_message(graph, (req.desired_composite.get("status") or {}).get(CHECKPOINTS_STATUS) or {})
-    all_ready = all(v.readiness.ready for v in verdicts) and not rolling_update and waiting is None
+    workloads_ready = all(v.readiness.ready for v in verdicts) and not rolling_update and waiting is None
+    idle = nothing_running(components) if workloads_ready else None
+    all_ready = workloads_ready and idle is None
     generation = (req.observed_composite.get("metadata") or {}).get("generation")
     topology_conditions, results = _topology(graph, req, pcs[0] if pcs else None)
+    rollouts = [(c.name, c.readiness) for c in components]
+    if observed_pcs is not None:
+        rollouts.append(
+            (f"PodCliqueSet {observed_pcs['metadata'].get('name', '')}", podcliqueset_rollout(observed_pcs))
+        )
     status = xr_status(graph, all_ready, components, generation)
     if restart is not None:
         status["restart"] = restart.as_status()
     restarting = restart is not None and restart.phase == RESTARTING
+    under_way = (
+        ROLLING_UPDATE_CONDITION.message
+        if rolling_update
+        else f"Restarting {', '.join(restart.in_progress)}"
+        if restart is not None and restarting
+        else None
+    )
     return StepResponse(
         desired_resources={
             v.resource: DesiredResource(req.desired_resources[v.resource], ready=v.readiness.ready) for v in verdicts
@@ -174,14 +208,17 @@ def graph_status(req: StepRequest) -> StepResponse:
         composite_status=status,
         # True overrides nothing Crossplane would not derive itself; when not ready the XR's Ready
         # condition is left to Crossplane, whose message lists the unready composed resources.
-        composite_ready=True if all_ready else None,
+        composite_ready=True if all_ready else False if idle else None,
         results=results,
         conditions=[
             Condition(READY_CONDITION, "False", WAITING_REASON, waiting)
             if waiting
+            else Condition(READY_CONDITION, "False", NOT_READY_REASON, idle)
+            if idle
             else ROLLING_UPDATE_CONDITION
             if rolling_update
             else graph_ready_condition((v.name, v.readiness.reason) for v in verdicts if not v.readiness.ready),
+            *([_progressing(rollouts, under_way)] if components else []),
             *topology_conditions,
         ],
         requirements=requirements,

@@ -23,6 +23,8 @@ from typing import Any
 import yaml
 
 from functions.api.operator_config import deep_merge
+from functions.contract import StepRequest
+from functions.kinds.component.component_step import component_deployment
 from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
 from functions.tooling.pipeline import render
 
@@ -195,12 +197,18 @@ def scaling_group(name: str, namespace: str, pcs: str, config: Obj, available: i
     }
 
 
-def grove_objects(pcs_obj: Obj, ready: bool, rollouts: dict[str, tuple[int, int]] | None = None) -> list[Obj]:
+def grove_objects(
+    pcs_obj: Obj,
+    ready: bool,
+    rollouts: dict[str, tuple[int, int]] | None = None,
+    patches: dict[str, Obj] | None = None,
+) -> list[Obj]:
     """What Grove creates for the PodCliqueSet; when not ready, multi-replica and worker cliques lag.
 
-    ``rollouts``: clique name -> (ready pods, generation) of a standalone PodClique whose template changed.
+    ``rollouts``: clique name -> (ready pods, generation) of a standalone PodClique whose template changed;
+    ``patches``: clique name -> what to merge into that standalone PodClique (its spec or status).
     """
-    rollouts = rollouts or {}
+    rollouts, patches = rollouts or {}, patches or {}
     pcs, namespace = pcs_obj["metadata"]["name"], pcs_obj["metadata"]["namespace"]
     template = pcs_obj["spec"]["template"]
     cliques = {c["name"]: c for c in template["cliques"]}
@@ -215,7 +223,8 @@ def grove_objects(pcs_obj: Obj, ready: bool, rollouts: dict[str, tuple[int, int]
         owner = {"kind": "PodCliqueSet", "name": pcs}
         got = want if ready or want == 1 else want - 1
         got, generation = rollouts.get(name, (got, 1))
-        out.append(podclique(f"{pcs}-0-{name}", namespace, pcs, clique, owner, podgang, got, generation))
+        obj = podclique(f"{pcs}-0-{name}", namespace, pcs, clique, owner, podgang, got, generation)
+        out.append(deep_merge(obj, patches[name]) if name in patches else obj)
     for group in groups:
         group_name = f"{pcs}-0-{group['name']}"
         out.append(scaling_group(group_name, namespace, pcs, group, group["replicas"] if ready else 0))
@@ -358,6 +367,7 @@ def observed_dcd(obj: Obj, ready: int, replicas: int | None = None, created: str
             condition("DynamoComponentReady", "True" if available else "False",
                       "ComponentReady" if available else "ComponentNotReady",
                       "component is ready" if available else why, CHANGED),
+            condition("Progressing", "True", "RolloutComplete", "Every component's replicas are updated", CHANGED),
         ],
     }  # fmt: skip
     return out
@@ -421,6 +431,182 @@ def regenerate_components_rolling() -> Path:
     return target
 
 
+# Honest readiness (docs/kinds/dgd.md): Grove rolling the vLLM worker of examples/v1beta1/vllm-agg.yaml to a new
+# template, one of its two pods updated. "lagging": the update started at CHANGED, nothing observed since;
+# "stalled": the worker's MinAvailableBreached condition moved at STALL_SEEN, 750 s after the update started
+# (deadline 600 s). "idle": the worker's PodClique wants no pods (Grove has not applied the template's 2 yet):
+# nothing runs, which is not Ready.
+GROVE_CLAIM = "vllm-agg"
+WORKER_CLIQUE = "vllmworker"
+STALL_SEEN = "2026-01-15T10:15:00Z"
+
+
+def _rolling_worker(breached_at: str) -> Obj:
+    in_progress = condition(
+        "MinAvailableBreached", "Unknown", "UpdateInProgress", "PodClique is undergoing a rolling update", breached_at
+    )
+    return {
+        "status": {
+            "readyReplicas": 1,
+            "updatedReplicas": 1,
+            "conditions": [in_progress, condition("PodCliqueScheduled", "True", "SufficientScheduledPods",
+                                                  "Sufficient scheduled pods found. Expected at least: 2, found: 2")],
+            "updateProgress": {
+                "updateStartedAt": CHANGED,
+                "podCliqueSetGenerationHash": _digest("vllm-agg", "2")[:16],
+                "podTemplateHash": _digest("vllm-agg", WORKER_CLIQUE, "2")[:16],
+                "readyPodsSelectedToUpdate": {"current": "vllm-agg-0-vllmworker-x7k2p"},
+            },
+        }
+    }  # fmt: skip
+
+
+IDLE_WORKER = {
+    "spec": {"replicas": 0},
+    "status": {
+        "replicas": 0,
+        "readyReplicas": 0,
+        "updatedReplicas": 0,
+        "scheduledReplicas": 0,
+        "conditions": [
+            condition("PodCliqueScheduled", "True", "SufficientScheduledPods", "PodClique is idle (replicas: 0)")
+        ],
+    },
+}
+GROVE_STATES = {
+    "lagging": ("Grove rolling the worker, one of two pods updated", _rolling_worker(CHANGED)),
+    "stalled": ("the worker's rolling update stalled past its deadline", _rolling_worker(STALL_SEEN)),
+    "idle": ("the worker PodClique wanting no pods while the PodCliqueSet wants 2", IDLE_WORKER),
+}
+
+
+def regenerate_grove_state(state: str) -> Path:
+    what, patch = GROVE_STATES[state]
+    claim = yaml.safe_load((example_claim(GROVE_CLAIM)).read_text())
+    xr = claim_to_xr(claim)
+    composed = render(xr, find_composition(xr, load_documents(REPO / "compositions"))).composed
+    observed = [as_observed(o, ready=True) for o in composed]
+    pcs = next(o for o in observed if o["kind"] == "PodCliqueSet")
+    if state != "idle":
+        pcs["status"]["updatedReplicas"] = 0  # the PodCliqueSet replica is not fully updated while a clique rolls
+    target = HERE / f"{GROVE_CLAIM}-{state}"
+    source = example_claim(GROVE_CLAIM).relative_to(REPO)
+    write(
+        target / "observed.yaml",
+        f"# Observed composed resources of {source} ({what}).\n# Generated by tests/scenarios/status/regenerate.py.\n",
+        observed,
+    )
+    write(
+        target / "required.yaml",
+        f"# The Grove objects of PodCliqueSet {pcs['metadata']['name']}: {what}.\n"
+        "# Generated by tests/scenarios/status/regenerate.py.\n",
+        grove_objects(pcs, ready=True, patches={WORKER_CLIQUE: patch}),
+    )
+    return target
+
+
+# The component pathway with the Deployment controller's view: the decode worker's Deployment rolling to a new
+# ReplicaSet (maxSurge 1: 3 pods, 1 updated, 2 available). "lagging": still progressing; "stalled": the
+# Deployment reports ProgressDeadlineExceeded. Each scenario's deployments.yaml holds the Deployment statuses
+# (the real-cluster test writes them); the DCD statuses in observed.yaml are what the DCD step derives from them.
+DECODE = "VllmDecodeWorker"
+COMPONENT_LABEL = "nvidia.com/dynamo-component"
+
+
+def _decode_deployment_status(name: str, stalled: bool) -> Obj:
+    new_rs = f"{name}-{_digest(name, 'new')[:10]}"
+    progressing = (
+        condition("Progressing", "False", "ProgressDeadlineExceeded",
+                  f'ReplicaSet "{new_rs}" has timed out progressing.', STALL_SEEN)
+        if stalled
+        else condition("Progressing", "True", "ReplicaSetUpdated", f'ReplicaSet "{new_rs}" is progressing.', CHANGED)
+    )  # fmt: skip
+    progressing["lastUpdateTime"] = progressing["lastTransitionTime"]
+    available = condition("Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.")
+    available["lastUpdateTime"] = CREATED
+    return {
+        "observedGeneration": 1,
+        "replicas": 3,
+        "updatedReplicas": 1,
+        "readyReplicas": 2,
+        "availableReplicas": 2,
+        "unavailableReplicas": 1,
+        "conditions": [available, progressing],
+    }
+
+
+def ready_deployment_status(replicas: int) -> Obj:
+    available = condition("Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.")
+    return {
+        "observedGeneration": 1,
+        "replicas": replicas,
+        "updatedReplicas": replicas,
+        "readyReplicas": replicas,
+        "availableReplicas": replicas,
+        "conditions": [available],
+    }
+
+
+def dcd_step_status(dcd: Obj, deployment_status: Obj) -> tuple[Obj, Obj]:
+    """(the Deployment as observed, the DCD as observed) after the DCD step ran on that Deployment."""
+    xr = {k: v for k, v in dcd.items() if k != "status"}
+    desired = component_deployment(StepRequest(input={}, observed_composite=xr)).desired_resources
+    deployment = copy.deepcopy(desired["deployment"].resource)
+    deployment["metadata"]["generation"] = 1
+    deployment["status"] = deployment_status
+    rsp = component_deployment(
+        StepRequest(input={}, observed_composite=xr, observed_resources={"deployment": deployment})
+    )
+    out = copy.deepcopy(dcd)
+    out["status"] = {
+        **(rsp.composite_status or {}),
+        "conditions": [condition(c.type, c.status, c.reason, c.message, CHANGED) for c in rsp.conditions],
+    }
+    labels = {COMPONENT_LABEL: dcd["metadata"]["labels"][COMPONENT_LABEL]}
+    played = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": deployment["metadata"]["name"], "labels": labels},
+        "status": deployment_status,
+    }
+    return played, out
+
+
+def regenerate_components_rollout(state: str) -> Path:
+    claim = yaml.safe_load((example_claim(COMPONENT_CLAIM)).read_text())
+    xr = claim_to_xr(claim)
+    composed = render(xr, find_composition(xr, load_documents(REPO / "compositions"))).composed
+    resource = "crossplane.io/composition-resource-name"
+    dcds, played = {}, []
+    for obj in composed:
+        if obj["kind"] != "XDynamoComponentDeployment":
+            continue
+        replicas = obj["spec"]["replicas"]
+        decode = obj["metadata"]["labels"][COMPONENT_LABEL] == DECODE
+        name = obj["metadata"]["annotations"]["dynamo.fn.crossplane.io/claim-name"]
+        status = _decode_deployment_status(name, state == "stalled") if decode else ready_deployment_status(replicas)
+        deployment, dcd = dcd_step_status(as_observed(obj, True), status)
+        dcds[obj["metadata"]["annotations"][resource]] = dcd
+        played.append(deployment)
+    target = HERE / f"{COMPONENT_CLAIM}-{state}"
+    source = example_claim(COMPONENT_CLAIM).relative_to(REPO)
+    what = "stalled (ProgressDeadlineExceeded)" if state == "stalled" else "rolling, 1 of 2 pods updated"
+    write(
+        target / "observed.yaml",
+        f"# Observed composed resources of {source}: the decode worker's Deployment\n"
+        f"# {what}; each DCD's status as its step derives it from deployments.yaml.\n"
+        "# Generated by tests/scenarios/status/regenerate.py.\n",
+        _observed_graph(composed, dcds),
+    )
+    write(
+        target / "deployments.yaml",
+        "# The status of each DCD's Deployment (by component label), as the Deployment controller writes it; the\n"
+        "# real-cluster status test plays them. Generated by tests/scenarios/status/regenerate.py.\n",
+        sorted(played, key=lambda d: d["metadata"]["name"]),
+    )
+    return target
+
+
 if __name__ == "__main__":
     for claim_name in CLAIMS:
         for ready in (True, False):
@@ -428,3 +614,7 @@ if __name__ == "__main__":
     print(f"wrote {regenerate_restarting().relative_to(REPO)}")
     print(f"wrote {regenerate_components_ready().relative_to(REPO)}")
     print(f"wrote {regenerate_components_rolling().relative_to(REPO)}")
+    for grove_state in GROVE_STATES:
+        print(f"wrote {regenerate_grove_state(grove_state).relative_to(REPO)}")
+    for component_state in ("lagging", "stalled"):
+        print(f"wrote {regenerate_components_rollout(component_state).relative_to(REPO)}")

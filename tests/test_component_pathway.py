@@ -18,7 +18,7 @@ from functions.contract import StepRequest, StepResponse
 from functions.kinds.graph.component_pathway import WORKER_HASH_LABEL, raw_components, worker_hash
 from functions.kinds.graph.graph_render_step import render_graph_deployment
 from functions.kinds.graph.graph_status_step import graph_status
-from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents
+from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents, namespaced_xr
 from functions.tooling.pipeline import RenderError, render
 from server import REPO
 from tooling import crank_render
@@ -396,6 +396,17 @@ def test_an_observed_scaling_adapter_drives_the_dcd_replicas() -> None:
     ]
     assert dcd["spec"]["replicas"] == 5
     assert again.desired_resources[key].resource["spec"]["replicas"] == 5
+
+
+@pytest.mark.parametrize("example", ["dgd/vllm-disagg-no-grove.yaml", "v1alpha1/vllm-disagg-no-grove.yaml"])
+def test_a_namespaced_graph_reports_no_problem_for_its_valid_component_deployments(example: str) -> None:
+    """The nested DCDs of a namespaced DGD are composed without a namespace (Crossplane gives them the DGD's);
+    checking them as the DCD's step will must not take them for DCDs missing their claim's namespace."""
+    xr = namespaced_xr(load_claim(REPO / "examples" / example))
+    rsp = render_step(xr, {})
+    assert not rsp.fatal
+    assert rsp.results == []
+    assert any(r.resource["kind"] == "DynamoComponentDeployment" for r in rsp.desired_resources.values())
 
 
 def test_a_dcd_its_step_will_refuse_is_still_composed_and_reported_on_the_graph() -> None:

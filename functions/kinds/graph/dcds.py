@@ -38,12 +38,16 @@ class RenderedComponents:
     warnings: tuple[str, ...] = ()  # DCDs whose own step will refuse them
 
 
-def dcd_problem(dcd: dict[str, Any], operator_config: OperatorConfig) -> str | None:
+def dcd_problem(dcd: dict[str, Any], operator_config: OperatorConfig, namespace: str | None = None) -> str | None:
     """What the DCD's own step would refuse it for (upstream's render-time checks), if anything.
 
     The DGD still composes it, as upstream creates a DCD that then fails to reconcile; the DGD's
     step reports it too, so the reason shows on the graph and not only on the nested composite.
+    A namespaced DCD is composed without a namespace (Crossplane gives it the DGD's): ``namespace`` is
+    the one it will have.
     """
+    if namespace is not None:
+        dcd = {**dcd, "metadata": {**(dcd.get("metadata") or {}), "namespace": namespace}}
     try:
         graph, name = dcd_graph(dcd)
         render_component(graph, name, operator_config, (dcd.get("metadata") or {}).get("labels") or {})
@@ -138,7 +142,11 @@ def render_components(
         desired[dcd_resource_name(component, hash8)] = render_component_deployment(graph, component, hash8, spec)
     warnings = []
     for component in graph.components:
-        problem = dcd_problem(desired[dcd_resource_name(component, hash8)], operator_config)
+        problem = dcd_problem(
+            desired[dcd_resource_name(component, hash8)],
+            operator_config,
+            graph.namespace if graph.namespaced else None,
+        )
         if problem:
             warnings.append(
                 f"{component_path(graph, component)}: its DynamoComponentDeployment cannot render: {problem}"

@@ -130,7 +130,9 @@ def test_export_from_a_request_manifest_and_its_output_configmap(tmp_path: Path)
     cm.write_text(yaml.safe_dump(output))
     from_status = CliRunner().invoke(cli, ["export", str(observed_request("ready", tmp_path))]).output
     claim = REPO / "examples" / "dgdr" / "trtllm-review.yaml"
-    result = CliRunner().invoke(export, [str(claim), "--output-configmap", str(cm), "-o", str(tmp_path / "out.yaml")])
+    result = CliRunner().invoke(
+        export, [str(claim), "--output-configmap", str(cm), "--output-file", str(tmp_path / "out.yaml")]
+    )
     assert result.exit_code == 0, result.output
     written = (tmp_path / "out.yaml").read_text()
     assert yaml.safe_load(written) == yaml.safe_load(from_status)

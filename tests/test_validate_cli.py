@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -185,3 +186,48 @@ def test_validate_and_render_refuse_the_same_manifests(tmp_path: Path) -> None:
     assert refused_by_validate == refused_by_render, (proc.stdout, refused_by_render)
     assert {"namespace-64", "namespace-upper", "unknown-field", "bad-backend"} <= refused_by_validate
     assert "ok" not in refused_by_validate and "namespace-63" not in refused_by_validate
+
+
+def test_a_file_that_is_not_yaml_is_reported_and_the_others_checked(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("apiVersion: v1\nkind: [unclosed\n")
+    bad = write(tmp_path / "bad.yaml", dgd({"services": {"a": {"replicas": -1}}}))
+    proc = validate(str(broken), "examples/dgd/vllm-agg.yaml", str(bad))
+    assert proc.returncode == 1
+    assert f"FAIL {broken}\n  not valid YAML: while parsing a flow sequence" in proc.stdout
+    assert f"FAIL {bad}#0 DynamoGraphDeployment/x" in proc.stdout  # the files after it are checked
+    assert "1 valid, 2 invalid, 0 other documents skipped" in proc.stdout
+
+
+def test_output_json_is_the_report_as_data(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("kind: [\n")
+    bad = write(tmp_path / "bad.yaml", dgd({"services": {"a": {"replicas": -1}}}), {"apiVersion": "v1", "kind": "X"})
+    proc = validate(str(broken), "examples/dgd/vllm-agg.yaml", str(bad), "-o", "json")
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert {k: report[k] for k in ("valid", "invalid", "skipped")} == {"valid": 1, "invalid": 2, "skipped": 1}
+    by_file = {(d["file"], d["index"]): d for d in report["documents"]}
+    assert by_file[(str(broken), None)]["valid"] is False
+    assert by_file[("examples/dgd/vllm-agg.yaml", 0)] | {"violations": []} == {
+        "file": "examples/dgd/vllm-agg.yaml",
+        "index": 0,
+        "kind": "DynamoGraphDeployment",
+        "name": "vllm-agg",
+        "valid": True,
+        "violations": [],
+        "warnings": [],
+        "notes": by_file[("examples/dgd/vllm-agg.yaml", 0)]["notes"],
+        "hints": [],
+    }
+    assert by_file[(str(bad), 0)]["violations"] == [
+        "spec.services.a.replicas: should be greater than or equal to 0 (minimum)"
+    ]
+
+
+def test_a_violation_names_the_flag_that_fixes_it() -> None:
+    proc = validate("examples/checkpoint/vllm-agg-auto-checkpoint.yaml")
+    assert proc.returncode == 1
+    assert "checkpoint functionality is disabled in the operator configuration (function)" in proc.stdout
+    assert "hint: give an operator configuration that enables it" in proc.stdout
+    assert "with --operator-config FILE" in proc.stdout

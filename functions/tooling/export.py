@@ -21,6 +21,8 @@ from functions.api.operator_config import OPERATOR_CONFIG_NAME, OperatorConfigEr
 from functions.kinds.request.generated_graph import exported_manifest
 from functions.kinds.request.request_step import generated_graph
 from functions.tooling.manifests import ManifestError, as_xr, dump_yaml, load_documents
+from functions.tooling.options import output_option
+from functions.tooling.output import as_json
 
 REQUEST_KINDS = ("DynamoGraphDeploymentRequest", "XDynamoGraphDeploymentRequest")
 
@@ -32,8 +34,25 @@ def _one(path: Path, kinds: tuple[str, ...], what: str) -> dict[str, Any]:
     return docs[0]
 
 
-def export_manifest(request: dict[str, Any], output: dict[str, Any] | None, config_docs: list[dict[str, Any]]) -> str:
-    """The YAML of the generated graph; raises ``click.ClickException`` saying why there is none."""
+def export_manifest(
+    request: dict[str, Any],
+    output: dict[str, Any] | None,
+    config_docs: list[dict[str, Any]],
+    output_format: str = "yaml",
+) -> str:
+    """The generated graph as YAML (with a comment naming its source) or JSON; raises ``click.ClickException`` saying
+    why there is none."""
+    manifest, source = generated_manifest(request, output, config_docs)
+    if output_format == "json":
+        return as_json([manifest])
+    return f"# {source}\n" + dump_yaml(manifest, sort_keys=False, width=120)
+
+
+def generated_manifest(
+    request: dict[str, Any], output: dict[str, Any] | None, config_docs: list[dict[str, Any]]
+) -> tuple[dict[str, Any], str]:
+    """(the generated DynamoGraphDeployment, where it comes from); raises ``click.ClickException`` saying why there is
+    none."""
     try:
         xr = as_xr(request)
         name = claimed_object(xr, "DynamoGraphDeploymentRequest").name
@@ -50,10 +69,10 @@ def export_manifest(request: dict[str, Any], output: dict[str, Any] | None, conf
             f"is empty and no finished profiling output was given); once profiling is done pass "
             f"--output-configmap with `kubectl get configmap dgdr-output-{name} -o yaml`"
         )
-    manifest = exported_manifest(generated.dgd)
     source = "its profiling output" if output is not None else "its status"
-    header = f"# The DynamoGraphDeployment that DynamoGraphDeploymentRequest {name} generated, from {source}.\n"
-    return header + dump_yaml(manifest, sort_keys=False, width=120)
+    return exported_manifest(
+        generated.dgd
+    ), f"The DynamoGraphDeployment that DynamoGraphDeploymentRequest {name} generated, from {source}."
 
 
 @click.command(name="export")
@@ -72,17 +91,32 @@ def export_manifest(request: dict[str, Any], output: dict[str, Any] | None, conf
     default=None,
     help=f"The {OPERATOR_CONFIG_NAME} EnvironmentConfig (its dgdr.defaultImage decides the runtime version).",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write here.")
-def export(request: Path, output_configmap: Path | None, operator_config: Path | None, output: Path | None) -> None:
+@output_option(
+    hint="write to a file with --output-file FILE",
+    help="Print the DynamoGraphDeployment as YAML (after a comment naming its source) or as JSON.",
+)
+@click.option(
+    "--output-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write it to this file, not stdout.",
+)
+def export(
+    request: Path,
+    output_configmap: Path | None,
+    operator_config: Path | None,
+    output_format: str,
+    output_file: Path | None,
+) -> None:
     """Print the DynamoGraphDeployment REQUEST (a DynamoGraphDeploymentRequest) generated, ready to commit."""
     doc = _one(request, REQUEST_KINDS, "DynamoGraphDeploymentRequest")
     data = None
     if output_configmap is not None:
         data = _one(output_configmap, ("ConfigMap",), "ConfigMap").get("data") or {}
     config_docs = load_documents(operator_config) if operator_config else []
-    text = export_manifest(doc, data, config_docs)
-    if output is None:
+    text = export_manifest(doc, data, config_docs, output_format)
+    if output_file is None:
         click.echo(text, nl=False)
     else:
-        output.write_text(text)
-        click.echo(f"wrote {output}", err=True)
+        output_file.write_text(text)
+        click.echo(f"wrote {output_file}", err=True)

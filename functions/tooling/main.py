@@ -5,8 +5,11 @@ command, imported only when that command runs: ``--help`` and ``serve`` load non
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import click
+
+PACKAGE = "function-dynamo"
 
 # command name -> "module:attribute" of its click command
 COMMANDS = {
@@ -28,6 +31,36 @@ SUMMARIES = {
 }
 # The distributions the tooling needs beyond the runtime's (pyproject.toml's "tooling" extra).
 TOOLING_ONLY = ("jsonschema", "cel_expr_python")
+
+
+def package_version() -> str:
+    """The installed package's version; a checkout that is not installed reads pyproject.toml's."""
+    from importlib import metadata  # only --version pays for it
+
+    try:
+        return metadata.version(PACKAGE)
+    except metadata.PackageNotFoundError:
+        import tomllib
+
+        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        return str(tomllib.loads(pyproject.read_text())["project"]["version"])
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(f"{PACKAGE} {package_version()}")
+    ctx.exit()
+
+
+version_option = click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Print the version and exit.",
+)
 
 
 class LazyCommands(click.Group):
@@ -54,9 +87,17 @@ class LazyCommands(click.Group):
 
 
 @click.group(cls=LazyCommands)
+@version_option
 def cli() -> None:
-    """function-dynamo: the NVIDIA Dynamo operator as Crossplane composition functions."""
+    """function-dynamo: the NVIDIA Dynamo operator as Crossplane composition functions.
+
+    \b
+    Shell completion (click's), commands and options:
+      bash  eval "$(_FUNCTION_DYNAMO_COMPLETE=bash_source function-dynamo)"      (in ~/.bashrc)
+      zsh   eval "$(_FUNCTION_DYNAMO_COMPLETE=zsh_source function-dynamo)"       (in ~/.zshrc)
+      fish  _FUNCTION_DYNAMO_COMPLETE=fish_source function-dynamo | source       (in config.fish)
+    """
 
 
 if __name__ == "__main__":
-    cli()
+    cli(prog_name=PACKAGE)  # `python -m functions.tooling.main` reads, and completes, as the installed command

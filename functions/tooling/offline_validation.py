@@ -8,7 +8,7 @@ the function's own rules on the admitted object (what the render step would reje
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +16,20 @@ from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import StepRequest
 from functions.kinds import kind_of, render_step
 from functions.tooling.admit_manifest import admit_manifest, served
-from functions.tooling.manifests import as_xr, load_documents
+from functions.tooling.manifests import ManifestError, as_xr, load_documents
 from functions.tooling.validation import FieldValidation
 
 
 @dataclass
 class DocumentReport:
-    where: str  # file#index kind/name
+    where: str  # file#index kind/name (a file that is not valid YAML: the file)
     violations: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the API server would warn about (pruned fields)
     notes: list[str] = field(default_factory=list)
+    file: str = ""
+    index: int | None = None  # None: the whole file (not valid YAML)
+    kind: str | None = None
+    name: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -40,7 +44,7 @@ def validate_document(
     field_validation: FieldValidation = "Strict",
 ) -> DocumentReport:
     name = (doc.get("metadata") or {}).get("name", "?")
-    report = DocumentReport(f"{where} {doc.get('kind')}/{name}")
+    report = DocumentReport(f"{where} {doc.get('kind')}/{name}", kind=str(doc.get("kind")), name=str(name))
     admission = admit_manifest(doc, old=old, field_validation=field_validation)
     result = admission.result
     report.violations += [str(v) for v in result.violations]
@@ -69,19 +73,25 @@ def validate_files(
     field_validation: FieldValidation = "Strict",
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[DocumentReport], int]:
-    """Reports for every document this package serves, and the number of other documents skipped.
-    ``progress(files done, files)`` is called after each file."""
+    """Reports for every document this package serves (and one for each file that is not valid YAML), and the
+    number of other documents skipped. ``progress(files done, files)`` is called after each file."""
     platform_docs = load_documents(operator_config) if operator_config else []
     old_docs = {((d.get("metadata") or {}).get("name"), d.get("kind")): d for d in load_documents(old)} if old else {}
     reports, skipped = [], 0
     files = [f for p in paths for f in (sorted(p.rglob("*.y*ml")) if p.is_dir() else [p])]
     for done, path in enumerate(files, 1):
-        for index, doc in enumerate(load_documents(path)):
+        try:
+            docs = load_documents(path)
+        except ManifestError as err:  # reported, and the other files checked
+            reports.append(DocumentReport(str(path), [str(err).removeprefix(f"{path}: ")], file=str(path)))
+            docs = []
+        for index, doc in enumerate(docs):
             if not served(doc):
                 skipped += 1
                 continue
             previous = old_docs.get(((doc.get("metadata") or {}).get("name"), doc.get("kind")))
-            reports.append(validate_document(doc, f"{path}#{index}", previous, platform_docs, field_validation))
+            report = validate_document(doc, f"{path}#{index}", previous, platform_docs, field_validation)
+            reports.append(replace(report, file=str(path), index=index))
         if progress is not None:
             progress(done, len(files))
     return reports, skipped

@@ -3,19 +3,33 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
+from functions.kinds import GROUP
 from functions.tooling.admit_manifest import admit_manifest, refusal, served, with_namespace
-from functions.tooling.manifests import ManifestError, as_xr, dump_documents, find_composition, load_documents
-from functions.tooling.options import field_validation_option
-from functions.tooling.pipeline import RenderError, render, render_nested
+from functions.tooling.hints import hints_for
+from functions.tooling.manifests import (
+    CLAIM_KINDS,
+    CLUSTER_XR_KINDS,
+    ManifestError,
+    as_xr,
+    find_composition,
+    load_documents,
+)
+from functions.tooling.options import field_validation_option, output_option
+from functions.tooling.output import format_objects
+from functions.tooling.pipeline import COMPOSITE_LABEL, RenderError, RenderOutput, render, render_nested
 from functions.tooling.validation import FieldValidation
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
 
 
 class Refused(Exception):
@@ -42,6 +56,79 @@ def admitted_xr(doc: Any, namespace: str, field_validation: FieldValidation, *, 
     return xr if xr is stored else admitted(xr, "Strict", claims=claims)
 
 
+@dataclass(frozen=True)
+class Manifest:
+    """A claim or XR of the file: ``where`` is ``FILE#index``, as validate names it."""
+
+    where: str
+    doc: dict[str, Any]
+
+    @property
+    def name(self) -> Any:
+        return (self.doc.get("metadata") or {}).get("name") if isinstance(self.doc.get("metadata"), dict) else None
+
+
+def _describe(doc: Any) -> str:
+    if not isinstance(doc, dict):
+        return f"(a {type(doc).__name__}, not an object)"
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    return f"{doc.get('kind')}/{meta.get('name', '')}"
+
+
+def _not_served(doc: Any) -> str:
+    """Why a document is not one this package serves (``served``)."""
+    if not isinstance(doc, dict):
+        return "not a Kubernetes object"
+    if doc.get("kind") in {*CLAIM_KINDS, *CLUSTER_XR_KINDS}:
+        return f"apiVersion: {doc.get('apiVersion')!r} is not in group {GROUP}"
+    return f"kind: {doc.get('kind')!r} is not a kind this package serves"
+
+
+def manifests_in(path: Path, name: str | None) -> list[Manifest]:
+    """The claims and XRs of ``path`` in document order (only those named ``name`` if given); every other
+    document is skipped with a note on stderr."""
+    docs = load_documents(path)
+    found = []
+    for index, doc in enumerate(docs):
+        if served(doc):
+            found.append(Manifest(f"{path}#{index}", doc))
+        else:
+            click.echo(f"function-dynamo render: skipped {path}#{index} {_describe(doc)}: {_not_served(doc)}", err=True)
+    chosen = [m for m in found if name is None or m.name == name]
+    if chosen:
+        return chosen
+    if found:
+        names = ", ".join(str(m.name) for m in found)
+        raise ManifestError(f"{path}: no claim or XR named {name!r} (the file holds {names})")
+    raise ManifestError(
+        f"{path}: no claim or XR this package serves ({', '.join(CLAIM_KINDS)}); {len(docs)} other documents skipped"
+    )
+
+
+def observed_for(xr: dict[str, Any], observed: list[dict[str, Any]], xrs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The observed resources of ``xr``: all but those another XR of the same file composed (by their
+    ``crossplane.io/composite`` label)."""
+    own = (xr.get("metadata") or {}).get("name")
+    others = {(x.get("metadata") or {}).get("name") for x in xrs} - {own}
+    return [o for o in observed if ((o.get("metadata") or {}).get("labels") or {}).get(COMPOSITE_LABEL) not in others]
+
+
+def hint(message: str) -> None:
+    """The hints (``hints_for``) for a message already printed on stderr."""
+    for line in hints_for(message, "render"):
+        click.echo(f"hint: {line}", err=True)
+
+
+def warn(outputs: list[RenderOutput], where: str, seen: set[str]) -> None:
+    """Every warning the steps returned, once, on stderr (with -r they are printed among the results too)."""
+    for result in (r for out in outputs for r in out.results if r["severity"] == "SEVERITY_WARNING"):
+        message = f"{where}{result['message']}"
+        if message not in seen:
+            seen.add(message)
+            click.echo(f"Warning: {message}", err=True)
+            hint(result["message"])
+
+
 @click.command(name="render")
 @click.argument("claim", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
@@ -57,8 +144,20 @@ def admitted_xr(doc: Any, namespace: str, field_validation: FieldValidation, *, 
     show_default="compositions/ (claims/ within it holds the claims package's)",
     help="A Composition file, or a directory of them (the one for the manifest's kind is used).",
 )
-@click.option("-o", "--observed-resources", type=click.Path(exists=True, path_type=Path), default=None)
-@click.option("-e", "--required-resources", type=click.Path(exists=True, path_type=Path), default=None)
+@click.option(
+    "--observed-resources",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="The composed resources as Crossplane observes them (a file or a directory).",
+)
+@click.option(
+    "-e",
+    "--required-resources",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="Objects the steps look up: the operator config, a DynamoPlatform's EnvironmentConfig, existing PVCs, ...",
+)
+@click.option("--name", default=None, help="Render only the claim or XR of this name (a file may hold several).")
 @click.option("-r", "--include-function-results", is_flag=True, help="Also print the steps' results.")
 @click.option("-x", "--include-full-xr", is_flag=True, help="Print the XR's spec and metadata too.")
 @click.option("--namespace", default="default", show_default=True, help="Namespace of a claim that has none.")
@@ -69,18 +168,21 @@ def admitted_xr(doc: Any, namespace: str, field_validation: FieldValidation, *, 
     is_flag=True,
     help="Also render the composites it composes (component deployments, scaling adapters) and print theirs.",
 )
+@output_option(hint="observed resources are given with --observed-resources FILE")
 def render_cmd(
     claim: Path,
     claims: bool,
     composition: Path | None,
     observed_resources: Path | None,
     required_resources: Path | None,
+    name: str | None,
     include_function_results: bool,
     include_full_xr: bool,
     namespace: str,
     print_xr: bool,
     field_validation: FieldValidation,
     nested: bool,
+    output_format: str,
 ) -> None:
     """Render CLAIM (a manifest you would apply: a DGD, a DCD, ...) through its Composition's pipeline,
     in-process.
@@ -90,32 +192,81 @@ def render_cmd(
     (namespaced) XR itself; with --claims it is a claim, and the XR Crossplane creates from it is admitted
     the same way. Prints the XR and the composed resources like `crossplane render`; with
     --nested, then each nested composite rendered in turn (its XR, then what it composes).
+
+    A file of several documents renders each claim or XR in turn (--name picks one); other documents are
+    skipped with a note on stderr. The steps' warnings are printed on stderr.
     """
     try:
-        docs = load_documents(claim)
-        if len(docs) != 1:
-            raise ManifestError(f"{claim}: expected exactly one claim or XR, found {len(docs)} documents")
-        xr = admitted_xr(docs[0], namespace, field_validation, claims=claims)
+        manifests = manifests_in(claim, name)
+        several = len(manifests) > 1
+        xrs = [
+            _located(m.where, several, admitted_xr, m.doc, namespace, field_validation, claims=claims)
+            for m in manifests
+        ]
         if print_xr:
-            click.echo(dump_documents([xr]), nl=False)
+            click.echo(format_objects(xrs, output_format), nl=False)
             return
-        compositions = load_documents(composition or REPO_ROOT / "compositions")  # with compositions/claims/
-        comp = find_composition(xr, compositions)
-        observed = load_documents(observed_resources) if observed_resources else []
-        required = load_documents(required_resources) if required_resources else []
-        out = render(xr, comp, observed, required)
-        admit_xr = lambda xr: admitted(xr, "Strict", claims=claims)  # noqa: E731
-        children = render_nested(out, compositions, required, admit_xr) if nested else []
+        inputs = Inputs(
+            compositions=load_documents(composition or REPO_ROOT / "compositions"),  # with compositions/claims/
+            observed=load_documents(observed_resources) if observed_resources else [],
+            required=load_documents(required_resources) if required_resources else [],
+            claims=claims,
+            nested=nested,
+        )
+        objects: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for manifest, xr in zip(manifests, xrs, strict=True):
+            outputs = _located(manifest.where, several, render_xr, xr, xrs, inputs)
+            warn(outputs, f"{manifest.where}: " if several else "", seen)
+            objects += printed(outputs, xr, include_full_xr, include_function_results)
     except (ManifestError, RenderError) as err:
         click.echo(f"function-dynamo render: {err}", err=True)
+        hint(str(err))
         sys.exit(1)
     except Refused as refused:
         click.echo(str(refused), err=True)
         sys.exit(1)
-    composite = out.composite
-    if include_full_xr:
-        composite = {**composite, "metadata": xr.get("metadata", {}), "spec": xr.get("spec", {})}
-    docs_out = [composite, *out.composed, *(out.results if include_function_results else [])]
-    for child in children:
-        docs_out += [child.composite, *child.composed, *(child.results if include_function_results else [])]
-    click.echo(dump_documents(docs_out), nl=False)
+    click.echo(format_objects(objects, output_format), nl=False)
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What every manifest of the file is rendered with."""
+
+    compositions: list[dict[str, Any]]
+    observed: list[dict[str, Any]]
+    required: list[dict[str, Any]]
+    claims: bool
+    nested: bool
+
+
+def render_xr(xr: dict[str, Any], xrs: list[dict[str, Any]], inputs: Inputs) -> list[RenderOutput]:
+    """The render of ``xr`` (one of the file's ``xrs``), then with --nested those of the composites it composes."""
+    out = render(xr, find_composition(xr, inputs.compositions), observed_for(xr, inputs.observed, xrs), inputs.required)
+    if not inputs.nested:
+        return [out]
+    admit = lambda nested_xr: admitted(nested_xr, "Strict", claims=inputs.claims)  # noqa: E731
+    return [out, *render_nested(out, inputs.compositions, inputs.required, admit)]
+
+
+def printed(outputs: list[RenderOutput], xr: dict[str, Any], full_xr: bool, results: bool) -> list[dict[str, Any]]:
+    """The objects printed for one manifest: each render's XR (with -x the first one's spec and metadata too),
+    its composed resources, and with -r its results."""
+    first, *children = outputs
+    if full_xr:
+        composite = {**first.composite, "metadata": xr.get("metadata", {}), "spec": xr.get("spec", {})}
+        first = dataclasses.replace(first, composite=composite)
+    objects: list[dict[str, Any]] = []
+    for out in (first, *children):
+        objects += [out.composite, *out.composed, *(out.results if results else [])]
+    return objects
+
+
+def _located(where: str, several: bool, step: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``step(*args, **kwargs)``; when the file holds several manifests its errors name the document."""
+    try:
+        return step(*args, **kwargs)
+    except (ManifestError, RenderError) as err:
+        if not several:
+            raise
+        raise type(err)(f"{where}: {err}") from None

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from functions.tooling.hints import hints_for
 from functions.tooling.manifests import ManifestError
-from functions.tooling.options import field_validation_option
+from functions.tooling.options import field_validation_option, output_option
+
+if TYPE_CHECKING:
+    from functions.tooling.offline_validation import DocumentReport
+
+REPORT_FORMATS = ("text", "json")
 
 
 @click.command(name="validate")
@@ -25,12 +34,19 @@ from functions.tooling.options import field_validation_option
 )
 @field_validation_option
 @click.option("-v", "--verbose", is_flag=True, help="Also list valid documents and notes.")
+@output_option(REPORT_FORMATS, help="The report as text, or as JSON (every document, valid ones and notes too).")
 def validate_cmd(
-    files: tuple[Path, ...], old: Path | None, operator_config: Path | None, field_validation: str, verbose: bool
+    files: tuple[Path, ...],
+    old: Path | None,
+    operator_config: Path | None,
+    field_validation: str,
+    verbose: bool,
+    output_format: str,
 ) -> None:
     """Check FILES (claims or XRs, files or directories) as the cluster would: schema, CEL, function rules.
 
-    Prints every violation with its field path and rule; exits 1 if there is any.
+    Prints every violation with its field path and rule; exits 1 if there is any. A file that is not valid
+    YAML is reported and counted invalid, and the other files are checked.
     """
     from functions.tooling.offline_validation import validate_files  # the validators load only when used
 
@@ -45,6 +61,16 @@ def validate_cmd(
     except ManifestError as err:
         click.echo(f"function-dynamo validate: {err}", err=True)
         sys.exit(2)
+    if output_format == "json":
+        click.echo(json.dumps(json_report(reports, skipped), indent=4, ensure_ascii=False))
+    else:
+        print_report(reports, skipped, verbose)
+    if any(not r.ok for r in reports) or not reports:
+        sys.exit(1)
+
+
+def print_report(reports: list[DocumentReport], skipped: int, verbose: bool) -> None:
+    """The text report: each invalid document (with -v every one) with its violations, then the counts."""
     bad = [r for r in reports if not r.ok]
     for report in reports:
         if report.ok and not report.warnings and not verbose:
@@ -53,12 +79,36 @@ def validate_cmd(
         for line in report.warnings:
             click.echo(f"  Warning: {line}")
         for line in report.violations:
-            click.echo(f"  {line}")
+            click.echo(textwrap.indent(line, "  "))
+        for line in _hints(report):
+            click.echo(f"  hint: {line}")
         for line in report.notes if verbose else []:
             click.echo(f"  note: {line}")
     click.echo(f"{len(reports) - len(bad)} valid, {len(bad)} invalid, {skipped} other documents skipped")
-    if bad or not reports:
-        sys.exit(1)
+
+
+def json_report(reports: list[DocumentReport], skipped: int) -> dict[str, Any]:
+    """The report as data: every document checked, then the counts the text report ends with."""
+    documents = [
+        {
+            "file": r.file,
+            "index": r.index,
+            "kind": r.kind,
+            "name": r.name,
+            "valid": r.ok,
+            "violations": r.violations,
+            "warnings": r.warnings,
+            "notes": r.notes,
+            "hints": _hints(r),
+        }
+        for r in reports
+    ]
+    invalid = sum(not r.ok for r in reports)
+    return {"documents": documents, "valid": len(reports) - invalid, "invalid": invalid, "skipped": skipped}
+
+
+def _hints(report: DocumentReport) -> list[str]:
+    return [line for violation in report.violations for line in hints_for(violation, "validate")]
 
 
 def _progress() -> Callable[[int, int], None] | None:

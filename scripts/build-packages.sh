@@ -5,6 +5,7 @@
 # namespaced XRs) and the claims one (package/claims/crossplane.yaml + package/claims/xrds/ +
 # compositions/claims/ + examples/).
 # Usage: scripts/build-packages.sh CRANK OUT_DIR
+# FUNCTION_PACKAGE / FUNCTION_PACKAGE_VERSION (optional): the Function package the Configurations depend on.
 set -euo pipefail
 crank=${1:?usage: build-packages.sh CRANK OUT_DIR}
 out=${2:?usage: build-packages.sh CRANK OUT_DIR}
@@ -22,6 +23,17 @@ cp "$root/package/claims/crossplane.yaml" "$stage/claims/"
 cp "$root"/package/claims/xrds/*.yaml "$stage/claims/xrds/"
 cp "$root"/compositions/claims/*.yaml "$stage/claims/compositions/"
 cp -r "$root/package/function/." "$stage/function/"
+# A release (scripts/release.sh) points both Configurations at the Function package it pushes.
+if [[ -n "${FUNCTION_PACKAGE:-}${FUNCTION_PACKAGE_VERSION:-}" ]]; then
+    for meta in "$stage/configuration/crossplane.yaml" "$stage/claims/crossplane.yaml"; do
+        [[ -z "${FUNCTION_PACKAGE:-}" ]] ||
+            sed -i "s#^\( *package: \)ghcr.io/function-dynamo/function-dynamo\$#\1$FUNCTION_PACKAGE#" "$meta"
+        [[ -z "${FUNCTION_PACKAGE_VERSION:-}" ]] ||
+            sed -i "s#^\( *version: \)\"v[^\"]*\"\(  \# the Function package.*\)\$#\1\"$FUNCTION_PACKAGE_VERSION\"\2#" "$meta"
+        grep -q "package: ${FUNCTION_PACKAGE:-ghcr.io/function-dynamo/function-dynamo}\$" "$meta" ||
+            { echo "build-packages: could not point $meta at ${FUNCTION_PACKAGE}" >&2; exit 1; }
+    done
+fi
 echo "==> build-packages: the runtime image"
 bash "$root/scripts/build-image.sh" "$out"
 echo "==> build-packages: the Function package, with the runtime image embedded"

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Builds, versions and pushes a release: the Function package (with its runtime image) and both
+# Configuration packages, pointed at that Function, to any OCI registry.
+#
+#   scripts/release.sh REGISTRY [VERSION]
+#
+# REGISTRY  where the packages go: a host (registry.example.com, 127.0.0.1:5000) or a host and path
+#           (ghcr.io/acme). They are pushed as REGISTRY/function-dynamo/function-dynamo,
+#           .../function-dynamo-configuration and .../function-dynamo-claims, each tagged VERSION.
+#           Crossplane names a dependency after its repository path, and the Compositions reference the
+#           Function as function-dynamo-function-dynamo: with a bare host the Configurations depend on
+#           REGISTRY/function-dynamo/function-dynamo directly; under a path they keep depending on
+#           ghcr.io/function-dynamo/function-dynamo and the script prints the ImageConfig that makes
+#           Crossplane pull it from REGISTRY.
+# VERSION   vX.Y.Z[-pre]; default v<pyproject.toml's version>. It must equal pyproject.toml's version
+#           (bump it there, and add the CHANGELOG.md section, before releasing).
+#
+# Log in to the registry first as crossplane xpkg push expects (docker login, or ~/.docker/config.json).
+# Needs what scripts/test.sh installs: the venv, crank (scripts/install-tools.sh) and mmdebstrap.
+# RELEASE_OUT (default dist/release-VERSION) keeps the built packages.
+set -euo pipefail
+
+die() { echo "release.sh: error: $*" >&2; exit 1; }
+
+registry=${1:-}
+[[ -n "$registry" ]] || die "usage: scripts/release.sh REGISTRY [VERSION] (e.g. scripts/release.sh ghcr.io/acme v0.2.0)"
+registry=${registry%/}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+project_version=$(sed -n 's/^version = "\(.*\)"$/\1/p' pyproject.toml | head -1)
+[[ -n "$project_version" ]] || die "pyproject.toml has no version"
+version=${2:-v$project_version}
+[[ "$version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
+    die "VERSION '$version' is not vMAJOR.MINOR.PATCH[-PRERELEASE]"
+[[ "${version#v}" == "$project_version" ]] ||
+    die "VERSION $version differs from pyproject.toml's version $project_version: bump pyproject.toml first"
+grep -q "^## ${version#v}\$\|^## $version\$" CHANGELOG.md ||
+    echo "release.sh: warning: CHANGELOG.md has no '## ${version#v}' section" >&2
+if [[ -n "$(git status --porcelain 2>/dev/null)" ]]; then
+    echo "release.sh: warning: the checkout has uncommitted changes; they go into the packages" >&2
+fi
+
+# shellcheck disable=SC1091
+crank=$(. "${FUNCTION_DYNAMO_CACHE:-$HOME/.cache/function-dynamo}/tools.env" 2>/dev/null && echo "${CRANK:-}")
+[[ -x "$crank" ]] || die "crank is not installed: run scripts/install-tools.sh"
+out=${RELEASE_OUT:-dist/release-$version}
+
+prefix="$registry/function-dynamo"
+if [[ "$registry" == */* ]]; then
+    function_package=""  # keeps ghcr.io/function-dynamo/function-dynamo; the ImageConfig below redirects it
+else
+    function_package="$prefix/function-dynamo"
+fi
+
+echo "==> release: building $version into $out"
+FUNCTION_PACKAGE="$function_package" FUNCTION_PACKAGE_VERSION="$version" \
+    bash scripts/build-packages.sh "$crank" "$out"
+
+for name in function-dynamo function-dynamo-configuration function-dynamo-claims; do
+    ref="$prefix/$name:$version"
+    echo "==> release: pushing $ref"
+    "$crank" xpkg push -f "$out/$name.xpkg" "$ref" || die "pushing $ref failed"
+done
+
+echo "==> release: $version pushed. Install it with:"
+if [[ -z "$function_package" ]]; then
+    cat <<EOF
+apiVersion: pkg.crossplane.io/v1beta1
+kind: ImageConfig
+metadata:
+  name: function-dynamo
+spec:
+  matchImages:
+    - type: Prefix
+      prefix: ghcr.io/function-dynamo/
+  rewriteImage:
+    prefix: $prefix/
+---
+EOF
+fi
+cat <<EOF
+apiVersion: pkg.crossplane.io/v1
+kind: Configuration
+metadata:
+  name: function-dynamo-configuration
+spec:
+  package: $prefix/function-dynamo-configuration:$version
+EOF

@@ -13,7 +13,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from functions.contract import Condition, Result
-from functions.readiness.verdicts import PROGRESS_DEADLINE_EXCEEDED, ROLLOUT_STALLED, ROLLOUT_UPDATING, Readiness
+from functions.readiness.verdicts import (
+    PROGRESS_DEADLINE_EXCEEDED,
+    ROLLOUT_COMPLETE,
+    ROLLOUT_STALLED,
+    ROLLOUT_UPDATING,
+    Readiness,
+)
 
 READY_CONDITION = "DynamoGraphReady"
 ALL_READY_REASON = "all_resources_are_ready"
@@ -58,6 +64,20 @@ ROLLOUT_COMPLETE_MESSAGE = "Every component's replicas are updated"
 ROLLOUT_IN_PROGRESS_REASON = "RolloutInProgress"
 
 
+def rollout_condition(rollout: str, message: str) -> Condition:
+    """``Progressing`` for a rollout state: False when stalled, True while updating (with ``message``) or done."""
+    if rollout == ROLLOUT_STALLED:
+        return Condition(PROGRESSING_CONDITION, "False", PROGRESS_DEADLINE_EXCEEDED, message)
+    if rollout == ROLLOUT_UPDATING:
+        return Condition(PROGRESSING_CONDITION, "True", ROLLOUT_IN_PROGRESS_REASON, message)
+    return Condition(PROGRESSING_CONDITION, "True", ROLLOUT_COMPLETE_REASON, ROLLOUT_COMPLETE_MESSAGE)
+
+
+def component_progressing(readiness: Readiness) -> Condition:
+    """A component deployment's ``Progressing`` from its workload's rollout."""
+    return rollout_condition(readiness.rollout, readiness.progress or readiness.reason)
+
+
 def progressing_condition(rollouts: Iterable[tuple[str, Readiness]]) -> Condition:
     """``Progressing`` from each component's (name, readiness): False naming every stalled component, else True
     naming every one whose updated replicas lag, else True and complete."""
@@ -68,13 +88,11 @@ def progressing_condition(rollouts: Iterable[tuple[str, Readiness]]) -> Conditio
     )
     stalled = [f"{name}: {why}" for name, rollout, why in items if rollout == ROLLOUT_STALLED]
     if stalled:
-        return Condition(
-            PROGRESSING_CONDITION, "False", PROGRESS_DEADLINE_EXCEEDED, "Rollout stalled: " + "; ".join(stalled)
-        )
+        return rollout_condition(ROLLOUT_STALLED, "Rollout stalled: " + "; ".join(stalled))
     if items:
         message = "Updated replicas lag desired: " + "; ".join(f"{name}: {why}" for name, _, why in items)
-        return Condition(PROGRESSING_CONDITION, "True", ROLLOUT_IN_PROGRESS_REASON, message)
-    return Condition(PROGRESSING_CONDITION, "True", ROLLOUT_COMPLETE_REASON, ROLLOUT_COMPLETE_MESSAGE)
+        return rollout_condition(ROLLOUT_UPDATING, message)
+    return rollout_condition(ROLLOUT_COMPLETE, "")
 
 
 def rollout_of(obj: dict[str, Any] | None) -> str | None:

@@ -59,17 +59,9 @@ from functions.kube.podspec import PodContext
 from functions.kube.rbac import binding_after_role, render_discovery_rbac
 from functions.kube.services import model_service_name, needs_service, render_component_service, render_model_service
 from functions.readiness import lws as lws_status
-from functions.readiness.conditions import (
-    PROGRESSING_CONDITION,
-    ROLLOUT_COMPLETE_MESSAGE,
-    ROLLOUT_COMPLETE_REASON,
-    ROLLOUT_IN_PROGRESS_REASON,
-)
+from functions.readiness.conditions import PROGRESSING_CONDITION, component_progressing
 from functions.readiness.deployment import deployment_readiness, deployment_replica_status
 from functions.readiness.verdicts import (
-    PROGRESS_DEADLINE_EXCEEDED,
-    ROLLOUT_STALLED,
-    ROLLOUT_UPDATING,
     Readiness,
     ReplicaStatus,
     count,
@@ -221,16 +213,6 @@ def _workload_readiness(
     return readiness, counts, exists
 
 
-def progressing(readiness: Readiness) -> Condition:
-    """The DCD's ``Progressing`` condition from its workload's rollout."""
-    why = readiness.progress or readiness.reason
-    if readiness.rollout == ROLLOUT_STALLED:
-        return Condition(PROGRESSING_CONDITION, "False", PROGRESS_DEADLINE_EXCEEDED, why)
-    if readiness.rollout == ROLLOUT_UPDATING:
-        return Condition(PROGRESSING_CONDITION, "True", ROLLOUT_IN_PROGRESS_REASON, why)
-    return Condition(PROGRESSING_CONDITION, "True", ROLLOUT_COMPLETE_REASON, ROLLOUT_COMPLETE_MESSAGE)
-
-
 def component_status(
     graph: Graph,
     name: str,
@@ -263,7 +245,7 @@ def component_status(
             Condition(AVAILABLE, "False", reason, readiness.reason),
             Condition(COMPONENT_READY, "False", "ComponentNotReady", readiness.reason),
         ]
-    conditions.append(progressing(readiness))
+    conditions.append(component_progressing(readiness))
     status: dict[str, Any] = {}
     if graph.shape == "v1alpha1":
         status["podSelector"] = {SELECTOR: name}

@@ -31,16 +31,15 @@ from functions.readiness.verdicts import (
     Readiness,
     ReplicaStatus,
     count,
+    generation_problem,
     not_ready,
 )
 
 
 def _stale(obj: dict[str, Any]) -> str | None:
+    """``generation_problem``, once the DCD's step has written a status (before that, Available decides)."""
     observed = (obj.get("status") or {}).get("observedGeneration")
-    generation = count(obj.get("metadata") or {}, "generation")
-    if isinstance(observed, int) and observed < generation:
-        return f"spec not yet processed: generation={generation}, observedGeneration={observed}"
-    return None
+    return generation_problem(obj) if isinstance(observed, int) else None
 
 
 def _nothing_running(obj: dict[str, Any]) -> str | None:

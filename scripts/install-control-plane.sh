@@ -5,9 +5,11 @@
 #     bin/etcd-<ETCD_VERSION>
 #     bin/kube-apiserver-<KUBERNETES_VERSION>
 #     bin/kube-controller-manager-<KUBERNETES_VERSION>
-#     control-plane.env     ETCD=..., KUBE_APISERVER=..., KUBE_CONTROLLER_MANAGER=... (KEY=VALUE)
+#     bin/kubectl-<KUBERNETES_VERSION>
+#     control-plane.env     ETCD=..., KUBE_APISERVER=..., KUBE_CONTROLLER_MANAGER=..., KUBECTL=... (KEY=VALUE)
 #
-# The tests start them on 127.0.0.1 (tests/controlplane.py). Idempotent: a binary that exists and
+# The tests start them on 127.0.0.1 (tests/controlplane.py); kubectl runs the commands the docs give a
+# person (the migration procedure, function-dynamo migrate). Idempotent: a binary that exists and
 # reports its pinned version is not rebuilt. Cold: ~4-6 minutes on two cores; warm: nothing to do.
 # Needs: go.
 set -euo pipefail
@@ -27,6 +29,7 @@ BIN_DIR="$CACHE/bin"
 ETCD="$BIN_DIR/etcd-$ETCD_VERSION"
 KUBE_APISERVER="$BIN_DIR/kube-apiserver-$KUBERNETES_VERSION"
 KUBE_CONTROLLER_MANAGER="$BIN_DIR/kube-controller-manager-$KUBERNETES_VERSION"
+KUBECTL="$BIN_DIR/kubectl-$KUBERNETES_VERSION"
 
 die() { echo "install-control-plane.sh: error: $*" >&2; exit 1; }
 step() { echo "==> install-control-plane: $*"; }
@@ -49,6 +52,15 @@ start=$SECONDS
 version_ok() {
     local out
     [[ -x "$1" ]] && out="$("$1" --version 2>/dev/null)" && [[ "$out" == *"${2#v}"* ]]
+}
+# kubectl has no --version flag: `kubectl version --client` prints it.
+kubectl_ok() {
+    local out
+    [[ -x "$1" ]] && out="$("$1" version --client 2>/dev/null)" && [[ "$out" == *"$2"* ]]
+}
+# binary_ok CMD DEST: DEST is a built CMD of KUBERNETES_VERSION.
+binary_ok() {
+    if [[ "$1" == kubectl ]]; then kubectl_ok "$2" "$KUBERNETES_VERSION"; else version_ok "$2" "$KUBERNETES_VERSION"; fi
 }
 
 # build_logged LOG DIR ARGS...: go build in DIR; on failure show the log without download lines.
@@ -84,8 +96,9 @@ fi
 
 # --- kube-apiserver, kube-controller-manager ----------------------------------
 
-if version_ok "$KUBE_APISERVER" "$KUBERNETES_VERSION" && version_ok "$KUBE_CONTROLLER_MANAGER" "$KUBERNETES_VERSION"; then
-    step "kubernetes $KUBERNETES_VERSION: present: $KUBE_APISERVER, $KUBE_CONTROLLER_MANAGER"
+if version_ok "$KUBE_APISERVER" "$KUBERNETES_VERSION" && version_ok "$KUBE_CONTROLLER_MANAGER" "$KUBERNETES_VERSION" \
+    && kubectl_ok "$KUBECTL" "$KUBERNETES_VERSION"; then
+    step "kubernetes $KUBERNETES_VERSION: present: $KUBE_APISERVER, $KUBE_CONTROLLER_MANAGER, $KUBECTL"
 else
     step "kubernetes $KUBERNETES_VERSION: downloading k8s.io/kubernetes (a 19 MB module)"
     json="$(cd "$work" && go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" 2>"$work/k8s-dl.err")" \
@@ -99,14 +112,16 @@ else
     sed -i -E "s#^(\s*)(k8s\.io/[A-Za-z0-9._/-]+) => \./staging/src/k8s\.io/[A-Za-z0-9._/-]+#\1\2 => \2 $KUBERNETES_STAGING_VERSION#" "$src/go.mod"
     ! grep -q '=> ./staging' "$src/go.mod" || die "go.mod of k8s.io/kubernetes still replaces modules with ./staging"
     pkg=k8s.io/component-base/version
-    ldflags="-s -w -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+    stamp="-X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
     minor="${KUBERNETES_VERSION#v}"
-    ldflags+=" -X $pkg.gitMajor=${minor%%.*}"
+    stamp+=" -X $pkg.gitMajor=${minor%%.*}"
     minor="${minor#*.}"
-    ldflags+=" -X $pkg.gitMinor=${minor%%.*}"
-    for cmd in kube-apiserver kube-controller-manager; do
+    stamp+=" -X $pkg.gitMinor=${minor%%.*}"
+    # kubectl reports client-go's copy of the version
+    ldflags="-s -w $stamp ${stamp//$pkg/k8s.io/client-go/pkg/version}"
+    for cmd in kube-apiserver kube-controller-manager kubectl; do
         dest="$BIN_DIR/$cmd-$KUBERNETES_VERSION"
-        if version_ok "$dest" "$KUBERNETES_VERSION"; then
+        if binary_ok "$cmd" "$dest"; then
             step "$cmd $KUBERNETES_VERSION: present: $dest"
             continue
         fi
@@ -117,7 +132,7 @@ else
         GOFLAGS=-mod=mod build_logged "$work/$cmd-build.log" "$src" -ldflags "$ldflags" -o "$tmp" "./cmd/$cmd" \
             || die "building $cmd $KUBERNETES_VERSION failed (go output above)"
         mv -f "$tmp" "$dest"
-        version_ok "$dest" "$KUBERNETES_VERSION" || die "built $dest but it does not report $KUBERNETES_VERSION"
+        binary_ok "$cmd" "$dest" || die "built $dest but it does not report $KUBERNETES_VERSION"
         step "$cmd $KUBERNETES_VERSION: built in $((SECONDS - t0))s: $dest"
     done
 fi
@@ -126,6 +141,7 @@ fi
     echo "ETCD=$ETCD"
     echo "KUBE_APISERVER=$KUBE_APISERVER"
     echo "KUBE_CONTROLLER_MANAGER=$KUBE_CONTROLLER_MANAGER"
+    echo "KUBECTL=$KUBECTL"
     echo "KUBERNETES_VERSION=$KUBERNETES_VERSION"
 } >"$CACHE/control-plane.env.tmp.$$"
 mv -f "$CACHE/control-plane.env.tmp.$$" "$CACHE/control-plane.env"

@@ -67,6 +67,14 @@ def require_binaries() -> dict[str, Path]:
     return found
 
 
+def require_kubectl() -> Path:
+    """kubectl of the control plane's Kubernetes version, or skip (fail under CI) naming the install script."""
+    kubectl = control_plane_env().get("KUBECTL")
+    if not kubectl or not os.access(kubectl, os.X_OK):
+        _missing(f"kubectl is not built ({cache_dir() / 'control-plane.env'} has no KUBECTL): run {INSTALL}")
+    return Path(kubectl)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -186,14 +186,6 @@ def test_deleting_a_claim_removes_every_composed_object(crossplane: Crossplane) 
     _until("the XR and everything it composed deleted", lambda: not any(_exists(cp, p) for p in paths))
 
 
-@pytest.mark.xfail(
-    strict=False,
-    raises=AssertionError,
-    reason="known defect, about one run in three under load: a Sequential restart on the component pathway can "
-    "stamp the next component while the one before has not rolled (seen: VllmPrefillWorker stamped while "
-    "VllmDecodeWorker's Deployment was at generation 2, observedGeneration 1): the graph took that component "
-    "deployment for restarted; the root cause is not found yet",
-)
 def test_a_new_restart_id_walks_the_components_one_by_one(crossplane: Crossplane) -> None:
     """The component pathway, the Deployment controller played: a Sequential restart restarts one
     component at a time, each once its Deployment reports the new template ready, then Completes."""

@@ -546,8 +546,16 @@ AVAILABLE_TRUE = {"type": "Available", "status": "True"}
                           "message": "stuck"}]), False, "stalled", "why"),
         (dcd(conditions=[AVAILABLE_TRUE, {"type": "Progressing", "status": "True", "reason": "RolloutInProgress",
                                           "message": "lag"}]), False, "updating", "lag"),
+        # Crossplane's mid-reconcile status write: the new observedGeneration beside the old conditions
+        (dcd(observedGeneration=2, conditions=[AVAILABLE_TRUE, {"type": "Synced", "status": "True",
+                                                                "observedGeneration": 1}],
+             service={"readyReplicas": 2}), False, "updating",
+         "conditions not yet written for generation 2 (Synced at 1)"),
+        (dcd(observedGeneration=2, conditions=[AVAILABLE_TRUE, {"type": "Synced", "status": "True",
+                                                                "observedGeneration": 2}],
+             service={"readyReplicas": 2}), True, "complete", ""),
     ],
-    ids=["available", "stale", "nothing-running", "stalled", "updating"],
+    ids=["available", "stale", "nothing-running", "stalled", "updating", "conditions-behind", "conditions-current"],
 )  # fmt: skip
 def test_dcd_rule(obj: dict[str, Any], ready: bool, rollout: str, reason: str) -> None:
     verdict = dcd_readiness(obj)

@@ -4,10 +4,10 @@ Each component's XDynamoComponentDeployment reports its own replica counts (``st
 ``status.component``, written by its step from the Deployment or LeaderWorkerSets) and its
 ``Available`` condition. A DCD is ready iff ``Available`` is True (upstream's DGD rule), and beyond upstream
 only if its status is not stale (``status.observedGeneration`` behind ``metadata.generation``: its pipeline
-has not run on the new spec), its ``Progressing`` condition reports no rollout under way or stalled, and,
-wanting replicas, it counts at least one ready or available. During a managed rolling update the old DCDs'
-counts are added (replicas, ready and available; updated counts only the new DCD) and the names of both are
-listed.
+has not run on the new spec; or its conditions still those of an earlier generation: ``_conditions_behind``),
+its ``Progressing`` condition reports no rollout under way or stalled, and, wanting replicas, it counts at
+least one ready or available. During a managed rolling update the old DCDs' counts are added (replicas, ready
+and available; updated counts only the new DCD) and the names of both are listed.
 """
 
 from __future__ import annotations
@@ -36,10 +36,27 @@ from functions.readiness.verdicts import (
 )
 
 
+def _conditions_behind(obj: dict[str, Any]) -> str | None:
+    """Whether the DCD's conditions predate its spec, though its status fields do not.
+
+    Crossplane writes a composite's status in two steps: while composing, the function's status fields (our
+    ``observedGeneration`` among them) with the conditions the XR had *before* this reconcile; once composed,
+    every condition anew, ``Synced`` stamped with the generation it was composed at. In between, a DCD whose
+    spec just changed (a new restart id) shows the new ``observedGeneration`` beside the old ``Available=True``.
+    ``Synced``'s ``observedGeneration`` tells the two apart."""
+    synced = condition(obj, "Synced") or {}
+    observed = synced.get("observedGeneration")
+    generation = count(obj.get("metadata") or {}, "generation")
+    if isinstance(observed, int) and observed < generation:
+        return f"conditions not yet written for generation {generation} (Synced at {observed})"
+    return None
+
+
 def _stale(obj: dict[str, Any]) -> str | None:
-    """``generation_problem``, once the DCD's step has written a status (before that, Available decides)."""
+    """``generation_problem``, once the DCD's step has written a status (before that, Available decides), and
+    conditions left from an earlier generation."""
     observed = (obj.get("status") or {}).get("observedGeneration")
-    return generation_problem(obj) if isinstance(observed, int) else None
+    return (generation_problem(obj) if isinstance(observed, int) else None) or _conditions_behind(obj)
 
 
 def _nothing_running(obj: dict[str, Any]) -> str | None:

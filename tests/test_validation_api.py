@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -106,18 +105,14 @@ def _value(i: int) -> Any:
     return ["text", 3, True, ["a", "b"], "50%"][i % 5]
 
 
-def test_large_schema_validates_fast_after_first_compile() -> None:
+def test_a_large_schema_validates_and_names_each_violation() -> None:
+    """A CRD the size of the DGD's: the compiled schema is reused (test below); how fast that is, is the
+    benchmark's to say (scripts/bench-cli.py), not a timed test's."""
     crd, obj = big_crd(), big_object()
     assert len(json.dumps(crd)) > 900_000
     assert len(json.dumps(obj)) > 18_000
     assert validate(obj, crd).ok  # first call compiles
-    runs = 5
-    start = time.perf_counter()
-    for _ in range(runs):
-        result = validate(obj, crd)
-    elapsed = (time.perf_counter() - start) / runs
-    assert result.ok
-    assert elapsed < 0.1, f"validation took {elapsed * 1000:.1f} ms"
+    assert validate(obj, crd).ok  # the second reuses it
     bad = copy.deepcopy(obj)
     bad["spec"]["services"]["worker3"]["podSpec"]["containers"][1].pop("image")
     bad["spec"]["services"]["worker5"]["replicas"] = 101

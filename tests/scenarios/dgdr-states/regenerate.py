@@ -10,7 +10,8 @@ the status the Job controller wrote, later the DynamoGraphDeployment with its ow
 Render one with
 
     function-dynamo render tests/scenarios/dgdr-states/<state>/xr.yaml \\
-        --observed-resources tests/scenarios/dgdr-states/<state>/observed.yaml -e tests/scenarios/dgdr-states/<state>/required.yaml
+        --observed-resources tests/scenarios/dgdr-states/<state>/observed.yaml \\
+        -e tests/scenarios/dgdr-states/<state>/required.yaml
 
 The profiler, the Job controller and the kubelet are played by ``tests/profiling_play.py``; everything is
 derived from names, so the output is stable.

@@ -17,7 +17,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import struct_pb2
 
 from functions.contract import StepRequest, StepResponse
-from functions.kinds import INPUT_API_VERSION, STEPS, build_models, step_for_input
+from functions.kinds import INPUT_API_VERSION, STEPS, build_models, run_step, step_for_input
 
 _SEVERITY = {
     "fatal": fnv1.SEVERITY_FATAL,
@@ -188,7 +188,7 @@ def run(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
             f"{INPUT_API_VERSION} with kind one of {', '.join(sorted(STEPS))}",
         )
         return rsp
-    result = step(step_request(req))
+    result = run_step(step, step_request(req))
     rsp = response.to(req, ttl=timedelta(seconds=result.ttl_seconds))
     apply_step_response(rsp, result)
     return rsp

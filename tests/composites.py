@@ -4,6 +4,7 @@ the claims package's is a claim naming its cluster-scoped XR in ``spec.resourceR
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from apiserver import plural, resource_path
@@ -51,3 +52,18 @@ def resource_refs(xr: dict[str, Any]) -> list[dict[str, Any]]:
     refs = (spec.get("crossplane") or {}).get("resourceRefs") or spec.get("resourceRefs") or []
     namespace = (xr.get("metadata") or {}).get("namespace")
     return [{**ref, "namespace": ref.get("namespace") or namespace} if namespace else ref for ref in refs]
+
+
+def without_crossplane_metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    """A composed object as if a controller of its own had made it: no owner references, no ``crossplane.io/``
+    labels or annotations."""
+    obj = copy.deepcopy(obj)
+    meta = obj["metadata"]
+    meta.pop("ownerReferences", None)
+    for field in ("labels", "annotations"):
+        kept = {k: v for k, v in (meta.get(field) or {}).items() if not k.startswith("crossplane.io/")}
+        if kept:
+            meta[field] = kept
+        else:
+            meta.pop(field, None)
+    return obj

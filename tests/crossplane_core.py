@@ -258,6 +258,20 @@ def apply(cp: ControlPlane, obj: dict[str, Any], path: str) -> dict[str, Any]:
     return cp.client.replace(f"{path}/{obj['metadata']['name']}", obj)
 
 
+def install_target_crds(cp: ControlPlane) -> None:
+    """The CRDs of the APIs the package composes (Grove, LWS, Istio, Inference Extension); existing ones are kept."""
+    for name in CRD_SETS:
+        directory = crds_dir(name)
+        if directory is None:
+            _missing(f"CRDs for {name!r} not installed: run scripts/install-tools.sh")
+        for path in sorted(directory.glob("*.yaml")):
+            for crd in yaml.safe_load_all(path.read_text()):
+                if crd and crd.get("kind") == "CustomResourceDefinition":
+                    got = install_crd(cp.client, crd)
+                    if not got.accepted:
+                        raise RuntimeError(f"CRD {got.name} of {name} refused: {got.message}")
+
+
 def start_crossplane(
     cp: ControlPlane, configuration: str = CONFIGURATION, core_args: tuple[str, ...] = ()
 ) -> Crossplane:
@@ -329,16 +343,7 @@ def start_crossplane(
     for path in (REPO / "package" / "rbac").glob("*.yaml"):
         for role in yaml.safe_load_all(path.read_text()):
             apply(cp, role, "/apis/rbac.authorization.k8s.io/v1/clusterroles")
-    for name in CRD_SETS:
-        directory = crds_dir(name)
-        if directory is None:
-            _missing(f"CRDs for {name!r} not installed: run scripts/install-tools.sh")
-        for path in sorted(directory.glob("*.yaml")):
-            for crd in yaml.safe_load_all(path.read_text()):
-                if crd and crd.get("kind") == "CustomResourceDefinition":
-                    got = install_crd(cp.client, crd)
-                    if not got.accepted:
-                        raise RuntimeError(f"CRD {got.name} of {name} refused: {got.message}")
+    install_target_crds(cp)
     apply(cp, {"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration", "metadata": {"name": configuration},
                "spec": {"package": f"{PACKAGE_PREFIX}{configuration}:{PACKAGE_VERSION}"}},
           f"{PKG}/configurations")  # fmt: skip

@@ -18,6 +18,7 @@ from apiserver import ensure_namespace, resource_path
 from controlplane import APIError, ControlPlane
 from corpus import example_claim
 from crossplane_core import Crossplane
+from functions.api.upstream_operator import OPERATOR_FINALIZER
 from functions.contract import StepRequest
 from functions.kinds.graph.graph_render_step import render_graph_deployment
 from functions.kube.labels import RESTART_AT
@@ -174,6 +175,33 @@ def test_a_bad_update_changes_nothing_and_the_claim_names_the_field(crossplane: 
     )
     time.sleep(3)
     assert _composed_versions(cp, _xr(cp, claim_path), namespace) == before  # nothing was touched
+
+
+def test_a_graph_the_upstream_operator_manages_is_refused_until_it_lets_go(crossplane: Crossplane) -> None:
+    """A DGD carrying the operator's finalizer (the package installed beside a running operator serves the
+    operator's graphs) composes nothing and says why; without it, it composes."""
+    cp = crossplane.cp
+    namespace = "life-operator"
+    ensure_namespace(cp.client, namespace)
+    claim = yaml.safe_load((example_claim("vllm-agg")).read_text())
+    claim["metadata"].update(namespace=namespace, finalizers=[OPERATOR_FINALIZER])
+    collection = resource_path("nvidia.com", claim["apiVersion"].split("/")[1], "dynamographdeployments", namespace)
+    cp.client.create(collection, claim)
+    path = f"{collection}/{claim['metadata']['name']}"
+
+    def refused() -> str | None:
+        synced = next((c for c in cp.client.get(path).get("status", {}).get("conditions") or []
+                       if c["type"] == "Synced"), {})  # fmt: skip
+        return synced.get("message") if synced.get("status") == "False" else None
+
+    message = _until("the DGD refused", refused)
+    assert f"{namespace}/vllm-agg carries the upstream Dynamo operator's finalizer {OPERATOR_FINALIZER}" in message
+    assert "function-dynamo migrate release" in message
+    assert not resource_refs(cp.client.get(path))
+    assert not _exists(cp, resource_path("grove.io", "v1alpha1", "podcliquesets", namespace, "vllm-agg"))
+    kept = [f for f in cp.client.get(path)["metadata"].get("finalizers") or [] if f != OPERATOR_FINALIZER]
+    cp.client.merge_patch(path, {"metadata": {"finalizers": kept}})  # Crossplane's own stays
+    _until("composed once the operator let go", lambda: len(resource_refs(cp.client.get(path))) == 6)
 
 
 def test_deleting_a_claim_removes_every_composed_object(crossplane: Crossplane) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from composites import without_crossplane_metadata
 
 from functions.kinds.platform.placement import object_name, placement_of
 from functions.tooling.manifests import dump_documents, find_composition, load_documents
@@ -44,19 +45,6 @@ def by_key(out: Any) -> dict[str, Obj]:
     return {o["metadata"]["annotations"][RESOURCE_NAME]: o for o in out.composed}
 
 
-def _without_crossplane_metadata(obj: Obj) -> Obj:
-    obj = copy.deepcopy(obj)
-    meta = obj["metadata"]
-    meta.pop("ownerReferences", None)
-    for field in ("labels", "annotations"):
-        kept = {k: v for k, v in (meta.get(field) or {}).items() if not k.startswith("crossplane.io/")}
-        if kept:
-            meta[field] = kept
-        else:
-            meta.pop(field, None)
-    return obj
-
-
 def test_a_placed_graph_composes_what_a_local_one_does_each_inside_an_object() -> None:
     local = by_key(_render(LOCAL, required=[read_operator_config("dynamo-platform")]))
     placed = by_key(_render(PLACED, required=[read_operator_config()]))
@@ -68,7 +56,7 @@ def test_a_placed_graph_composes_what_a_local_one_does_each_inside_an_object() -
             "kind": "ClusterProviderConfig",
             "name": "dynamo-platform-gpu-east",
         }
-        assert wrapper["spec"]["forProvider"]["manifest"] == _without_crossplane_metadata(obj), key
+        assert wrapper["spec"]["forProvider"]["manifest"] == without_crossplane_metadata(obj), key
         assert wrapper["metadata"]["name"] == object_name(obj)
     extra = sorted(set(placed) - set(local))
     assert extra == ["observe-vllm-agg-0-frontend-podclique", "observe-vllm-agg-0-vllmworker-podclique",

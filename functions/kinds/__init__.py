@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from functions.api import GROUP
 from functions.api.fields import DynamoModel
-from functions.contract import StepRequest, StepResponse
+from functions.api.upstream_operator import operator_managed
+from functions.contract import StepRequest, StepResponse, fatal
 from functions.kinds.checkpoint.checkpoint_step import dynamo_checkpoint
 from functions.kinds.component.component_step import component_deployment
 from functions.kinds.graph.graph_render_step import render_graph_deployment
@@ -105,6 +106,12 @@ def step_for_input(input_obj: dict) -> Step | None:
     if input_obj.get("apiVersion") != INPUT_API_VERSION:
         return None
     return STEPS.get(input_obj.get("kind", ""))
+
+
+def run_step(step: Step, req: StepRequest) -> StepResponse:
+    """``step`` on ``req``, unless the upstream operator still manages the XR (``functions.api.upstream_operator``)."""
+    refusal = operator_managed(req.observed_composite)
+    return fatal(refusal, reason="ManagedByUpstreamOperator") if refusal else step(req)
 
 
 def kind_of(manifest_kind: str) -> Kind | None:

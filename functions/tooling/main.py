@@ -1,6 +1,6 @@
 """Command line: ``serve`` the function, ``render`` a claim in-process, ``validate`` manifests,
-regenerate ``xrds``, ``bench`` the server, ``export`` a request's generated graph. One module per
-command, imported only when that command runs: ``--help`` and ``serve`` load none of the others."""
+regenerate ``xrds``, ``bench`` the server, ``export`` a request's generated graph, ``migrate`` running graphs.
+One module per command, imported only when that command runs: ``--help`` and ``serve`` load none of the others."""
 
 from __future__ import annotations
 
@@ -19,11 +19,13 @@ COMMANDS = {
     "xrds": "functions.tooling.xrds:xrds",
     "bench": "functions.tooling.bench:bench",
     "export": "functions.tooling.export:export",
+    "migrate": "functions.tooling.migrate:migrate",
 }
 # What --help lists, so that it imports no command (tests/test_layers.py checks these match the commands').
 SUMMARIES = {
     "bench": "Benchmark the real server: latency, throughput and peak RSS.",
     "export": "Print the DynamoGraphDeployment a DynamoGraphDeploymentRequest generated.",
+    "migrate": "Move running graphs between the upstream Dynamo operator and this package, pods untouched.",
     "render": "Render a claim or XR through its Composition's pipeline, in-process.",
     "serve": "Serve every pipeline step over gRPC (the Crossplane function spec).",
     "validate": "Check manifests as the cluster would: schema, CEL, function rules.",

@@ -17,7 +17,8 @@
 #
 # Log in to the registry first as crossplane xpkg push expects (docker login, or ~/.docker/config.json).
 # Needs what scripts/test.sh installs: the venv, crank (scripts/install-tools.sh) and mmdebstrap.
-# RELEASE_OUT (default dist/release-VERSION) keeps the built packages.
+# RELEASE_OUT (default dist/release-VERSION) keeps the built packages. RELEASE_PREVIOUS (default: the newest
+# v* tag) is the previous release, whose stored objects the new XRDs must not strand (docs/upgrading.md).
 set -euo pipefail
 
 die() { echo "release.sh: error: $*" >&2; exit 1; }
@@ -51,6 +52,21 @@ if [[ "$registry" == */* ]]; then
     function_package=""  # keeps ghcr.io/function-dynamo/function-dynamo; the ImageConfig below redirects it
 else
     function_package="$prefix/function-dynamo"
+fi
+
+# The XRDs must not strand what the previous release stored (docs/upgrading.md): compare with its tag's.
+previous=${RELEASE_PREVIOUS:-$(git describe --tags --abbrev=0 --match 'v*' HEAD 2>/dev/null || true)}
+if [[ -n "$previous" && "$previous" != "$version" ]]; then
+    echo "==> release: checking the XRDs against $previous's"
+    previous_dir=$(mktemp -d)
+    trap 'rm -rf "$previous_dir"' EXIT
+    git archive "$previous" xrds package/claims/xrds 2>/dev/null | tar -x -C "$previous_dir" ||
+        git archive "$previous" xrds | tar -x -C "$previous_dir" ||
+        die "cannot read the XRDs of $previous (RELEASE_PREVIOUS names the previous release's git revision)"
+    .venv/bin/function-dynamo xrds --check-against "$previous_dir" ||
+        die "the XRDs would strand objects stored under $previous's (above); see docs/upgrading.md"
+else
+    echo "release.sh: note: no earlier release tag (v*) to check the XRDs against; RELEASE_PREVIOUS=REV names one" >&2
 fi
 
 echo "==> release: building $version into $out"

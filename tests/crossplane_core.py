@@ -183,8 +183,12 @@ def _active_revision(cp: ControlPlane) -> dict[str, Any] | None:
 def _play_runtime(cp: ControlPlane, address: str) -> bool:
     """What the Deployment runtime would do for the Active FunctionRevision: endpoint, TLS secret, health."""
     revision = _active_revision(cp)
-    if revision is None:
-        return False
+    return revision is not None and play_revision(cp, revision, address)
+
+
+def play_revision(cp: ControlPlane, revision: dict[str, Any], address: str) -> bool:
+    """The package runtime's part on one FunctionRevision (Active or not: a cluster's runtime serves every revision
+    of a package behind the one Service); True once it stands."""
     status = revision.setdefault("status", {})
     if status.get("endpoint") == address and _conditions(revision).get("RuntimeHealthy") == "True":
         return True

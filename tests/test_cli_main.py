@@ -55,7 +55,7 @@ def test_completion_scripts_are_generated(shell: str, expected: str) -> None:
 
 # the words typed -> the completions offered (what the bash script asks the command for)
 COMPLETIONS = {
-    "commands": ("function-dynamo ", ["bench", "export", "render", "serve", "validate", "xrds"]),
+    "commands": ("function-dynamo ", ["bench", "export", "migrate", "render", "serve", "validate", "xrds"]),
     "a command": ("function-dynamo re", ["render"]),
     "an option": ("function-dynamo render --obs", ["--observed-resources"]),
     "-o's formats": ("function-dynamo render x.yaml -o ", ["yaml", "json"]),

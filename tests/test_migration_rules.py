@@ -169,3 +169,8 @@ def test_every_step_runs_behind_the_guard() -> None:
         assert rsp.fatal, name
         assert [r.reason for r in rsp.results] == ["ManagedByUpstreamOperator"], name
         assert not rsp.desired_resources, name
+
+
+def test_the_guard_leaves_malformed_metadata_to_the_steps() -> None:
+    assert operator_managed({"metadata": ["x"]}) is None
+    assert operator_managed({"metadata": {"finalizers": "nvidia.com/finalizer"}}) is None

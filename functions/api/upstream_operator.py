@@ -15,10 +15,10 @@ OPERATOR_FINALIZER = "nvidia.com/finalizer"
 
 def operator_managed(xr: dict[str, Any]) -> str | None:
     """Why the function must not compose ``xr`` (None when it may)."""
-    finalizers = (xr.get("metadata") or {}).get("finalizers") or []
-    if OPERATOR_FINALIZER not in finalizers:
-        return None
-    meta = xr.get("metadata") or {}
+    meta = xr.get("metadata")
+    finalizers = meta.get("finalizers") if isinstance(meta, dict) else None
+    if not isinstance(finalizers, list) or OPERATOR_FINALIZER not in finalizers:
+        return None  # a malformed metadata is the steps' to name
     where = f"{meta.get('namespace')}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
     return (
         f"{xr.get('kind')} {where} carries the upstream Dynamo operator's finalizer {OPERATOR_FINALIZER}: the "

@@ -10,9 +10,10 @@
 #     bin/helm-<HELM_VERSION>          Helm, built from its Go module (renders Crossplane's chart)
 #     crds/crossplane-<CROSSPLANE_VERSION>-rbac/rbac.yaml  the ServiceAccounts, ClusterRoles and bindings of
 #                                      Crossplane's Helm chart, as `helm install` would create them
+#     crds/crossplane-<CROSSPLANE_VERSION>-chart/    the chart itself (the quickstart test installs it)
 #     crds/<name>/*.yaml               CRDs of the APIs we render into (copies)
 #     tools.env                        CRANK=..., CROSSPLANE=..., CROSSPLANE_CRDS=..., CROSSPLANE_RBAC=...,
-#                                      CRDS_DIR=... (KEY=VALUE)
+#                                      CROSSPLANE_CHART=..., CRDS_DIR=... (KEY=VALUE)
 #
 # Idempotent: a crank binary that is present and reports the pinned version is
 # not rebuilt; a CRD directory whose .source stamp matches the pinned module is
@@ -81,6 +82,7 @@ CROSSPLANE="$BIN_DIR/crossplane-$CROSSPLANE_VERSION-loopback"
 CROSSPLANE_CRDS="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION"
 HELM="$BIN_DIR/helm-$HELM_VERSION"
 CROSSPLANE_RBAC="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION-rbac/rbac.yaml"
+CROSSPLANE_CHART="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION-chart"
 CROSSPLANE_RENDER_PROTO="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION-proto/render/v1alpha1/render.proto"
 
 die() { echo "install-tools.sh: error: $*" >&2; exit 1; }
@@ -305,6 +307,22 @@ else
     step "crossplane chart RBAC: rendered $(grep -c '^kind: ' "$CROSSPLANE_RBAC") objects: $CROSSPLANE_RBAC"
 fi
 
+# Crossplane's chart itself: tests/test_quickstart.py packages it with its release version and serves it
+# as a Helm repository on loopback, so the README's `helm install` runs as written.
+if [[ -f "$CROSSPLANE_CHART/Chart.yaml" && -f "$CROSSPLANE_CHART/.source" \
+    && "$(cat "$CROSSPLANE_CHART/.source")" == "$CROSSPLANE_MODULE@$CROSSPLANE_VERSION" ]]; then
+    step "crossplane chart: present: $CROSSPLANE_CHART"
+else
+    mod_download "$CROSSPLANE_MODULE@$CROSSPLANE_VERSION"
+    [[ -f "$MOD_DIR/cluster/charts/crossplane/Chart.yaml" ]] || die "crossplane $CROSSPLANE_VERSION has no cluster/charts/crossplane"
+    stage="$CRDS_DIR/.crossplane-chart.tmp.$$"
+    partial+=("$stage")
+    rm -rf "$stage" && cp -r "$MOD_DIR/cluster/charts/crossplane" "$stage" && chmod -R u+w "$stage"
+    printf '%s\n' "$CROSSPLANE_MODULE@$CROSSPLANE_VERSION" >"$stage/.source"
+    rm -rf "$CROSSPLANE_CHART" && mv "$stage" "$CROSSPLANE_CHART"
+    step "crossplane chart: copied to $CROSSPLANE_CHART"
+fi
+
 # --- CRDs -----------------------------------------------------------------------
 
 # install_crds NAME MODULE VERSION EXPECTED_SUM GLOB...
@@ -376,6 +394,7 @@ install_crds provider-kubernetes "$PROVIDER_KUBERNETES_MODULE" "$PROVIDER_KUBERN
     echo "CROSSPLANE=$CROSSPLANE"
     echo "CROSSPLANE_CRDS=$CROSSPLANE_CRDS"
     echo "CROSSPLANE_RBAC=$CROSSPLANE_RBAC"
+    echo "CROSSPLANE_CHART=$CROSSPLANE_CHART"
     echo "CROSSPLANE_RENDER_PROTO=$CROSSPLANE_RENDER_PROTO"
     echo "HELM=$HELM"
     echo "OCI_REGISTRY=$OCI_REGISTRY"

@@ -17,6 +17,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -95,12 +96,12 @@ def make_pki(pki: Path) -> None:
 
 @dataclass
 class Client:
-    """Plain HTTPS to the API server with the admin client certificate."""
+    """Plain HTTPS to the API server with the admin client certificate; one keep-alive connection per thread."""
 
     base: str
     pki: Path
     _ctx: ssl.SSLContext = field(init=False)
-    _conn: http.client.HTTPSConnection | None = field(init=False, default=None)
+    _local: threading.local = field(init=False, default_factory=threading.local)
 
     def __post_init__(self) -> None:
         self._ctx = ssl.create_default_context(cafile=str(self.pki / "ca.crt"))
@@ -129,7 +130,7 @@ class Client:
                 break
             except (http.client.HTTPException, OSError):
                 conn.close()
-                self._conn = None
+                self._local.conn = None
                 if attempt == 2:
                     raise
         if rsp.status >= 300:
@@ -143,11 +144,13 @@ class Client:
         return json.loads(body_bytes) if body_bytes else None
 
     def _connection(self, timeout: float) -> http.client.HTTPSConnection:
-        if self._conn is None:
+        conn: http.client.HTTPSConnection | None = getattr(self._local, "conn", None)
+        if conn is None:
             parsed = urllib.parse.urlsplit(self.base)
-            self._conn = http.client.HTTPSConnection(parsed.hostname, parsed.port, context=self._ctx, timeout=timeout)
-        self._conn.timeout = timeout
-        return self._conn
+            conn = http.client.HTTPSConnection(parsed.hostname, parsed.port, context=self._ctx, timeout=timeout)
+            self._local.conn = conn
+        conn.timeout = timeout
+        return conn
 
     def get(self, path: str, **kw: Any) -> Any:
         return self.request("GET", path, **kw)

@@ -89,12 +89,12 @@ def require_tools() -> dict[str, Path]:
     return found
 
 
-def _secret_data(cp: ControlPlane, name: str) -> dict[str, bytes]:
+def secret_data(cp: ControlPlane, name: str) -> dict[str, bytes]:
     secret = cp.client.get(f"/api/v1/namespaces/{NAMESPACE}/secrets/{name}")
     return {k: base64.b64decode(v) for k, v in (secret.get("data") or {}).items()}
 
 
-def _write_certs(directory: Path, files: dict[str, bytes]) -> Path:
+def write_certs(directory: Path, files: dict[str, bytes]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
         (directory / name).write_bytes(content)
@@ -102,7 +102,7 @@ def _write_certs(directory: Path, files: dict[str, bytes]) -> Path:
     return directory
 
 
-def _issue_server_cert(directory: Path, ca_crt: bytes, ca_key: bytes) -> dict[str, bytes]:
+def issue_server_cert(directory: Path, ca_crt: bytes, ca_key: bytes) -> dict[str, bytes]:
     """A serving certificate for 127.0.0.1 signed by Crossplane's root CA."""
     work = directory / "issue"
     work.mkdir(parents=True)
@@ -112,7 +112,7 @@ def _issue_server_cert(directory: Path, ca_crt: bytes, ca_key: bytes) -> dict[st
     return {"tls.crt": (work / "tls.crt").read_bytes(), "tls.key": (work / "tls.key").read_bytes(), "ca.crt": ca_crt}
 
 
-def _port_open(address: str) -> bool:
+def port_open(address: str) -> bool:
     host, port = address.rsplit(":", 1)
     with socket.socket() as s:
         s.settimeout(0.5)
@@ -146,11 +146,30 @@ def _push(cp: ControlPlane, crank: Path, registry: str, out: Path) -> None:
                            check=True, stdout=f, stderr=subprocess.STDOUT, timeout=120)  # fmt: skip
 
 
+def function_server_certs(cp: ControlPlane) -> Path:
+    """The function's serving certificate, issued by Crossplane's root CA: written to a directory for the server
+    (returned) and to the Secret the FunctionRevision names, as the package runtime does."""
+    root = secret_data(cp, "crossplane-root-ca")
+    server_certs = issue_server_cert(cp.run_dir / "function-certs", root["tls.crt"], root["tls.key"])
+    apply(cp, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SERVER_SECRET, "namespace": NAMESPACE},
+               "type": "kubernetes.io/tls", "data": {k: base64.b64encode(v).decode() for k, v in server_certs.items()}},
+          f"/api/v1/namespaces/{NAMESPACE}/secrets")  # fmt: skip
+    return write_certs(cp.run_dir / "function-certs" / "serve", server_certs)
+
+
+def start_registry(cp: ControlPlane, binary: Path) -> str:
+    """The loopback OCI registry; its ``host:port``."""
+    port_file = cp.run_dir / "registry.port"
+    start_process(cp, "oci-registry", [str(binary), "--address", "127.0.0.1:0", "--port-file", str(port_file)])
+    wait_for(cp, "oci-registry", lambda: port_file.is_file() and port_file.read_text().strip() != "")
+    return f"127.0.0.1:{port_file.read_text().strip()}"
+
+
 def _container_can_run() -> bool:
     return shutil.which(RUNTIME) is not None and os.geteuid() == 0
 
 
-def _start_function(cp: ControlPlane, packages: Path, certs: Path, address: str) -> str:
+def start_function(cp: ControlPlane, packages: Path, certs: Path, address: str) -> str:
     """The Function package's runtime image under runc, or (where it cannot run) the checkout's server."""
     if not _container_can_run():
         if in_ci():
@@ -294,25 +313,15 @@ def start_crossplane(
         "TLS_CLIENT_SECRET_NAME": "crossplane-tls-client",
     }
     _core_init(cp, tools["CROSSPLANE"], env)
-    client_certs = _write_certs(cp.run_dir / "crossplane-client-certs", _secret_data(cp, "crossplane-tls-client"))
-    root = _secret_data(cp, "crossplane-root-ca")
-    server_certs = _issue_server_cert(cp.run_dir / "function-certs", root["tls.crt"], root["tls.key"])
-    certs_dir = _write_certs(cp.run_dir / "function-certs" / "serve", server_certs)
-    apply(cp, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SERVER_SECRET, "namespace": NAMESPACE},
-               "type": "kubernetes.io/tls", "data": {k: base64.b64encode(v).decode() for k, v in server_certs.items()}},
-          f"/api/v1/namespaces/{NAMESPACE}/secrets")  # fmt: skip
+    client_certs = write_certs(cp.run_dir / "crossplane-client-certs", secret_data(cp, "crossplane-tls-client"))
+    certs_dir = function_server_certs(cp)
 
     packages = built_packages()
     function_address = f"127.0.0.1:{free_port()}"
-    function_runtime = _start_function(cp, packages, certs_dir, function_address)
-    wait_for(cp, "function-dynamo", lambda: _port_open(function_address))
+    function_runtime = start_function(cp, packages, certs_dir, function_address)
+    wait_for(cp, "function-dynamo", lambda: port_open(function_address))
 
-    port_file = cp.run_dir / "registry.port"
-    start_process(
-        cp, "oci-registry", [str(tools["OCI_REGISTRY"]), "--address", "127.0.0.1:0", "--port-file", str(port_file)]
-    )
-    wait_for(cp, "oci-registry", lambda: port_file.is_file() and port_file.read_text().strip() != "")
-    registry = f"127.0.0.1:{port_file.read_text().strip()}"
+    registry = start_registry(cp, tools["OCI_REGISTRY"])
 
     start_process(cp, "crossplane-rbac-manager", [
         str(tools["CROSSPLANE"]), "rbac", "start", "--leader-election=false",

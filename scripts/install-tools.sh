@@ -8,6 +8,7 @@
 #     crds/crossplane-<CROSSPLANE_VERSION>/          Crossplane's own CRDs (`crossplane core init` installs them)
 #     bin/oci-registry-<source hash>   tools/oci-registry: a loopback OCI registry the packages are pushed to
 #     bin/helm-<HELM_VERSION>          Helm, built from its Go module (renders Crossplane's chart)
+#     bin/cosign-<COSIGN_VERSION>      cosign, built from its Go module (signs a release)
 #     crds/crossplane-<CROSSPLANE_VERSION>-rbac/rbac.yaml  the ServiceAccounts, ClusterRoles and bindings of
 #                                      Crossplane's Helm chart, as `helm install` would create them
 #     crds/crossplane-<CROSSPLANE_VERSION>-chart/    the chart itself (the quickstart test installs it)
@@ -38,6 +39,10 @@ CRANK_VERSION=v2.2.1
 # the module above), so the tests run Crossplane under the roles a Helm install gives it.
 HELM_MODULE=helm.sh/helm/v3
 HELM_VERSION=v3.22.0
+# cosign signs a release (scripts/release.sh with COSIGN_KEY): the version Crossplane v2.4.0 itself verifies
+# signatures with (its go.mod), so what it signs is what Crossplane's verifier reads.
+COSIGN_MODULE=github.com/sigstore/cosign/v3
+COSIGN_VERSION=v3.0.6
 CROSSPLANE_NAMESPACE=crossplane-system
 
 # Grove. This version is not in the Go checksum database, so it is fetched with
@@ -81,6 +86,7 @@ CRANK="$BIN_DIR/crank-$CRANK_VERSION"
 CROSSPLANE="$BIN_DIR/crossplane-$CROSSPLANE_VERSION-loopback"
 CROSSPLANE_CRDS="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION"
 HELM="$BIN_DIR/helm-$HELM_VERSION"
+COSIGN="$BIN_DIR/cosign-$COSIGN_VERSION"
 CROSSPLANE_RBAC="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION-rbac/rbac.yaml"
 CROSSPLANE_CHART="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION-chart"
 CROSSPLANE_RENDER_PROTO="$CRDS_DIR/crossplane-$CROSSPLANE_VERSION-proto/render/v1alpha1/render.proto"
@@ -283,6 +289,23 @@ else
     step "helm $HELM_VERSION: built in $((SECONDS - t0))s: $HELM"
 fi
 
+# --- cosign ---------------------------------------------------------------------
+
+if [[ -x "$COSIGN" ]] && "$COSIGN" version 2>/dev/null | grep -q "GitVersion: *$COSIGN_VERSION\$"; then
+    step "cosign $COSIGN_VERSION: present: $COSIGN"
+else
+    step "cosign $COSIGN_VERSION: building $COSIGN_MODULE/cmd/cosign (~4 minutes on 2 cores)"
+    t0=$SECONDS
+    gobin="$work/cosign-bin"
+    (cd "$work" && CGO_ENABLED=0 GOBIN="$gobin" go install -trimpath "$COSIGN_MODULE/cmd/cosign@$COSIGN_VERSION") \
+        >"$work/cosign.log" 2>&1 \
+        || { grep -v '^go: downloading ' "$work/cosign.log" | tail -n 40 >&2; die "building cosign $COSIGN_VERSION failed"; }
+    mv -f "$gobin/cosign" "$COSIGN"
+    "$COSIGN" version 2>/dev/null | grep -q "GitVersion: *$COSIGN_VERSION\$" \
+        || die "built $COSIGN but 'cosign version' does not report $COSIGN_VERSION"
+    step "cosign $COSIGN_VERSION: built in $((SECONDS - t0))s: $COSIGN"
+fi
+
 rbac_source="$CROSSPLANE_MODULE@$CROSSPLANE_VERSION helm@$HELM_VERSION namespace=$CROSSPLANE_NAMESPACE"
 rbac_stamp="$(dirname "$CROSSPLANE_RBAC")/.source"
 if [[ -f "$CROSSPLANE_RBAC" && -f "$rbac_stamp" && "$(cat "$rbac_stamp")" == "$rbac_source" ]]; then
@@ -397,6 +420,7 @@ install_crds provider-kubernetes "$PROVIDER_KUBERNETES_MODULE" "$PROVIDER_KUBERN
     echo "CROSSPLANE_CHART=$CROSSPLANE_CHART"
     echo "CROSSPLANE_RENDER_PROTO=$CROSSPLANE_RENDER_PROTO"
     echo "HELM=$HELM"
+    echo "COSIGN=$COSIGN"
     echo "OCI_REGISTRY=$OCI_REGISTRY"
     echo "CRDS_DIR=$CRDS_DIR"
 } >"$CACHE/tools.env.tmp.$$"

@@ -15,6 +15,8 @@
 # VERSION   vX.Y.Z[-pre]; default v<pyproject.toml's version>. It must equal pyproject.toml's version
 #           (bump it there, and add the CHANGELOG.md section, before releasing).
 #
+# COSIGN_KEY     sign every package and attest the image's SBOM with this cosign key (docs/signing.md);
+#                COSIGN_PASSWORD unlocks it, COSIGN_SIGN_FLAGS adds cosign flags.
 # Log in to the registry first as crossplane xpkg push expects (docker login, or ~/.docker/config.json).
 # Needs what scripts/test.sh installs: the venv, crank (scripts/install-tools.sh) and mmdebstrap.
 # RELEASE_OUT (default dist/release-VERSION) keeps the built packages. RELEASE_PREVIOUS (default: the newest
@@ -78,6 +80,38 @@ for name in function-dynamo function-dynamo-configuration function-dynamo-claims
     echo "==> release: pushing $ref"
     "$crank" xpkg push -f "$out/$name.xpkg" "$ref" || die "pushing $ref failed"
 done
+
+# Signatures (docs/signing.md): with COSIGN_KEY (a cosign key file, or a KMS URI cosign takes; COSIGN_PASSWORD
+# unlocks an encrypted key), each package pushed is signed by digest, and the runtime image's SBOM is attached to
+# the Function package as a signed SPDX attestation. cosign uploads both to the Rekor transparency log by
+# default, which Crossplane's verifier requires; COSIGN_SIGN_FLAGS passes more flags (e.g. --tlog-upload=false
+# where no log is reachable: cosign then verifies with --insecure-ignore-tlog, Crossplane does not).
+sbom="$out/function-dynamo-image.spdx.json"
+[[ -f "$sbom" ]] || die "the build wrote no SBOM ($sbom)"
+if [[ -n "${COSIGN_KEY:-}" ]]; then
+    # shellcheck disable=SC1091
+    cosign=${COSIGN:-$(. "${FUNCTION_DYNAMO_CACHE:-$HOME/.cache/function-dynamo}/tools.env" 2>/dev/null && echo "${COSIGN:-}")}
+    [[ -x "$cosign" ]] || die "COSIGN_KEY is set but cosign is not installed: run scripts/install-tools.sh"
+    # Crossplane's verifier reads signatures stored beside the image (the .sig and .att tags), not bundles
+    # stored as OCI referrers, and the signing config is fetched from the network: both off.
+    # shellcheck disable=SC2206
+    sign_flags=(--key "$COSIGN_KEY" --yes --new-bundle-format=false --use-signing-config=false ${COSIGN_SIGN_FLAGS:-})
+    for name in function-dynamo function-dynamo-configuration function-dynamo-claims; do
+        ref=$("$cosign" triangulate --type digest "$prefix/$name:$version" 2>/dev/null) ||
+            die "cannot resolve the digest of $prefix/$name:$version"
+        echo "==> release: signing $ref"
+        "$cosign" sign "${sign_flags[@]}" "$ref" || die "signing $ref failed"
+        if [[ "$name" == function-dynamo ]]; then
+            echo "==> release: attesting the runtime image's SBOM (SPDX) on $ref"
+            "$cosign" attest "${sign_flags[@]}" --type spdxjson --predicate "$sbom" "$ref" ||
+                die "attesting the SBOM on $ref failed"
+        fi
+    done
+    echo "==> release: signed; verify with: cosign verify --key <public key> $prefix/function-dynamo:$version"
+else
+    echo "release.sh: note: not signed (set COSIGN_KEY to sign; docs/signing.md)" >&2
+fi
+echo "==> release: the runtime image's SBOM: $sbom"
 
 echo "==> release: $version pushed. Install it with:"
 if [[ -z "$function_package" ]]; then

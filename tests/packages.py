@@ -22,6 +22,7 @@ FILES = (
     "function-dynamo-claims.xpkg",
     "function-dynamo-image.tar",
     "image.json",
+    "function-dynamo-image.spdx.json",
 )
 
 

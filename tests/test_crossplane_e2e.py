@@ -146,6 +146,22 @@ def test_the_packages_are_installed_and_every_xrd_established(crossplane: Crossp
 CRD_SERVER_DEFAULTS = {"conversion": {"strategy": "None"}}
 
 
+def test_the_signature_verification_example_is_an_imageconfig_crossplane_accepts(crossplane: Crossplane) -> None:
+    """package/verification/imageconfig.yaml (docs/signing.md) passes Crossplane's own ImageConfig schema; a
+    misspelt field is refused, so the dry run checks something."""
+    documents = load_documents(REPO / "package" / "verification" / "imageconfig.yaml")
+    assert len(documents) == 2
+    path = "/apis/pkg.crossplane.io/v1beta1/imageconfigs"
+    for document in documents:
+        accepted = crossplane.cp.client.create(path, document, dry_run=True)
+        assert accepted["spec"]["verification"] == document["spec"]["verification"]
+    bad = copy.deepcopy(documents[0])
+    bad["spec"]["verification"]["cosign"]["authorities"][0]["key"]["hashAlgorithim"] = "sha256"
+    with pytest.raises(APIError) as refused:
+        crossplane.cp.client.request("POST", path, bad, params={"dryRun": "All", "fieldValidation": "Strict"})
+    assert "hashAlgorithim" in str(refused.value.status)
+
+
 def test_the_crds_crossplane_created_equal_our_derivation(crossplane: Crossplane) -> None:
     client = crossplane.cp.client
     for crd in derived_crds():

@@ -65,6 +65,8 @@ def test_the_same_commit_builds_the_same_image(packages: Path, summary: dict[str
     second = json.loads((again / "image.json").read_text())
     assert second["digest"] == summary["digest"], "a second build of this commit gave another image digest"
     assert (again / "function-dynamo-image.tar").read_bytes() == (packages / "function-dynamo-image.tar").read_bytes()
+    sbom = "function-dynamo-image.spdx.json"
+    assert (again / sbom).read_bytes() == (packages / sbom).read_bytes(), "the SBOM differs between two builds"
 
 
 def test_the_image_is_small_and_names_what_it_holds(summary: dict[str, Any]) -> None:

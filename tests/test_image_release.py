@@ -1,8 +1,11 @@
 """``scripts/release.sh`` against a real OCI registry (``tools/oci-registry`` on loopback, stopped by PID):
-all three packages pushed under the version, and both Configurations depend on the Function it pushed."""
+all three packages pushed under the version, and both Configurations depend on the Function it pushed; a
+release signed with a cosign key verifies with that key only, and carries the runtime image's SBOM (valid
+SPDX, naming every Debian package and Python distribution in the image's layer) as a signed attestation."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import io
 import json
@@ -12,8 +15,10 @@ import signal
 import subprocess
 import tarfile
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +131,114 @@ def test_release_refuses_a_version_pyproject_does_not_carry(tmp_path: Path) -> N
     bad = subprocess.run(["bash", str(REPO / "scripts" / "release.sh"), "127.0.0.1:1/acme", "1.0"],
                          cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert bad.returncode == 1 and "is not vMAJOR.MINOR.PATCH" in bad.stderr
+
+
+SITE = "usr/local/lib/python3.11/dist-packages/"
+
+
+def _cosign(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    binary = _tools_env().get("COSIGN", "")
+    if not binary or not Path(binary).is_file():
+        _missing("cosign is not installed: run scripts/install-tools.sh")
+    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=300, cwd=cwd,
+                          env={**os.environ, **(env or {})})  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def signed_release(registry: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A release pushed by ``scripts/release.sh`` with ``COSIGN_KEY``: (its output directory, the public key).
+    No transparency log is reachable here, so it signs with ``--tlog-upload=false``."""
+    keys = tmp_path_factory.mktemp("cosign-keys")
+    made = _cosign("generate-key-pair", env={"COSIGN_PASSWORD": "release-test"}, cwd=keys)
+    assert made.returncode == 0, made.stderr
+    out = tmp_path_factory.mktemp("signed-release") / "out"
+    done = subprocess.run(
+        ["bash", str(REPO / "scripts" / "release.sh"), registry, _project_version()],
+        cwd=REPO, capture_output=True, text=True, timeout=1200,
+        env={**os.environ, "RELEASE_OUT": str(out), "COSIGN_KEY": str(keys / "cosign.key"),
+             "COSIGN_PASSWORD": "release-test", "COSIGN_SIGN_FLAGS": "--tlog-upload=false"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.count("==> release: signing ") == len(PACKAGES)
+    return out, keys / "cosign.pub"
+
+
+def _manifest_digest(registry: str, repo: str, tag: str) -> str:
+    request = urllib.request.Request(f"http://{registry}/v2/{repo}/manifests/{tag}", method="HEAD",
+                                     headers={"Accept": MANIFEST_TYPES})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=30) as response:  # loopback only
+        return response.headers["Docker-Content-Digest"]
+
+
+def test_a_signed_release_verifies_with_its_key_only_and_attests_the_image_sbom(
+    registry: str, signed_release: tuple[Path, Path], tmp_path: Path
+) -> None:
+    out, public_key = signed_release
+    version = _project_version()
+    for name in PACKAGES:
+        ref = f"{registry}/function-dynamo/{name}:{version}"
+        verified = _cosign("verify", "--key", str(public_key), "--insecure-ignore-tlog=true", ref)
+        assert verified.returncode == 0, verified.stderr
+        (claim,) = json.loads(verified.stdout)
+        digest = _manifest_digest(registry, f"function-dynamo/{name}", version)
+        assert claim["critical"]["image"]["docker-manifest-digest"] == digest
+    made = _cosign("generate-key-pair", env={"COSIGN_PASSWORD": "other"}, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    other = _cosign("verify", "--key", str(tmp_path / "cosign.pub"), "--insecure-ignore-tlog=true",
+                    f"{registry}/function-dynamo/function-dynamo:{version}")  # fmt: skip
+    assert other.returncode != 0 and "no matching signatures" in other.stderr
+    function = f"{registry}/function-dynamo/function-dynamo:{version}"
+    attested = _cosign(
+        "verify-attestation", "--key", str(public_key), "--type", "spdxjson", "--insecure-ignore-tlog=true", function
+    )
+    assert attested.returncode == 0, attested.stderr
+    statement = json.loads(base64.b64decode(json.loads(attested.stdout.splitlines()[0])["payload"]))
+    assert statement["predicateType"] == "https://spdx.dev/Document"
+    assert statement["predicate"] == json.loads((out / "function-dynamo-image.spdx.json").read_text())
+
+
+def _layer_distributions(image_oci: Path) -> dict[str, str]:
+    """Name -> version of every Python distribution in the image's layer, from its METADATA files."""
+    index = json.loads((image_oci / "index.json").read_text())
+    blob = image_oci / "blobs" / "sha256"
+    manifest = json.loads((blob / index["manifests"][0]["digest"].split(":")[1]).read_bytes())
+    found = {}
+    for layer in manifest["layers"]:
+        with tarfile.open(blob / layer["digest"].split(":")[1]) as tar:
+            for member in tar.getmembers():
+                name = member.name.lstrip("./")
+                if name.startswith(SITE) and name.endswith(".dist-info/METADATA"):
+                    stream = tar.extractfile(member)
+                    assert stream is not None
+                    headers = HeaderParser().parsestr(stream.read().decode())
+                    found[headers["Name"]] = headers["Version"]
+    return found
+
+
+def test_the_release_sbom_is_valid_spdx_naming_everything_the_image_holds(signed_release: tuple[Path, Path]) -> None:
+    from spdx_tools.spdx.parser.parse_anything import parse_file
+    from spdx_tools.spdx.validation.document_validator import validate_full_spdx_document
+
+    out, _ = signed_release
+    document = parse_file(str(out / "function-dynamo-image.spdx.json"))
+    assert validate_full_spdx_document(document) == []
+    image = json.loads((out / "image.json").read_text())
+    relationships = document.relationships
+    (described,) = [r.related_spdx_element_id for r in relationships if r.spdx_element_id == "SPDXRef-DOCUMENT"]
+    root = next(p for p in document.packages if p.spdx_id == described)
+    assert root.checksums[0].value == image["digest"].removeprefix("sha256:")
+    contained = {r.related_spdx_element_id for r in document.relationships if r.spdx_element_id == described}
+    packages = {p.spdx_id: p for p in document.packages if p.spdx_id in contained}
+    assert len(contained) == len(document.packages) - 1, "every package is in the image"
+
+    def purls(kind: str) -> dict[str, str]:
+        return {p.name: p.version for p in packages.values()
+                if any(r.locator.startswith(f"pkg:{kind}/") for r in p.external_references)}  # fmt: skip
+
+    assert purls("pypi") == _layer_distributions(out / "image-oci")
+    assert "function-dynamo" in purls("pypi") and "grpcio" in purls("pypi")
+    debian = {name: urllib.parse.unquote(v) for name, _, v in (p.partition("=") for p in image["debianPackages"])}
+    assert purls("deb") == debian
+    assert "python3.11-minimal" in debian
+    pinned = {p.name for p in packages.values() if p.checksums}
+    assert "grpcio" in pinned, "wheels carry the sha256 requirements.lock checked"

@@ -3,8 +3,9 @@
     .venv/bin/python scripts/image/build.py OUT_DIR     (scripts/build-image.sh wraps it)
 
 Writes ``OUT_DIR/function-dynamo-image.tar`` (the ``docker save`` form, for ``crossplane xpkg build
---embed-runtime-image-tarball``), ``OUT_DIR/image-oci/`` (an OCI image layout) and ``OUT_DIR/image.json``
-(digest, sizes, the Debian packages and wheels inside). The same commit gives the same image digest:
+--embed-runtime-image-tarball``), ``OUT_DIR/image-oci/`` (an OCI image layout), ``OUT_DIR/image.json``
+(digest, sizes, the Debian packages and wheels inside) and ``OUT_DIR/function-dynamo-image.spdx.json`` (its
+SBOM, scripts/image/sbom.py). The same commit gives the same image digest:
 file times are the commit time (or ``SOURCE_DATE_EPOCH``), entries are sorted, owners fixed, ``.pyc``
 files hash-checked, and the wheels pinned by hash (``requirements.lock``). The Debian packages are the
 mirror's current ``bookworm`` ones, extracted once and kept under the cache (``FUNCTION_DYNAMO_CACHE``,
@@ -25,12 +26,14 @@ import tomllib
 from pathlib import Path
 
 import rootfs
+import sbom
 from layer import write_layer
 from oci import canonical, image_config, manifest, sha256, write_docker_archive, write_oci_layout
 
 REPO = Path(__file__).resolve().parents[2]
 LOCK = REPO / "requirements.lock"
 IMAGE = "ghcr.io/function-dynamo/function-dynamo"
+SBOM = "function-dynamo-image.spdx.json"  # the image's SPDX document (scripts/image/sbom.py)
 SOURCE = "https://github.com/function-dynamo/function-dynamo"
 PORT = 9443
 ENV = [
@@ -138,6 +141,7 @@ def main(argv: list[str]) -> None:
         requirements = stage / "requirements.txt"
         pins = rootfs.image_requirements(LOCK, requirements)
         rootfs.install_python_packages(root, wheels(cache), requirements, project_wheel(stage))
+        distributions = sbom.python_distributions(root / rootfs.SITE)
         step("byte-compiling (hash-checked .pyc)")
         rootfs.byte_compile(root)
         step("writing the layer")
@@ -170,6 +174,8 @@ def main(argv: list[str]) -> None:
             "wheels": pins,
         }
     (out / "image.json").write_text(json.dumps(summary, indent=2) + "\n")
+    document = sbom.image_sbom(summary, distributions, sbom.lock_hashes(LOCK), project="function-dynamo")
+    sbom.write_sbom(document, out / SBOM)
     shutil.rmtree(out / "root", ignore_errors=True)
     step(f"image {ref} digest {digest}, {layer.size / 1e6:.1f} MB uncompressed -> {out}")
 

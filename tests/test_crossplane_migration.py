@@ -206,9 +206,11 @@ def test_graphs_move_from_the_operator_to_the_package_and_back_with_the_same_obj
     kubectl(cp, binary, "apply", "-f", str(out / "graphs.yaml"))
     verified = migrate(cp, binary, "verify", "--out", str(out), "--adopted", "--wait", str(SECONDS))
     assert verified.returncode == 0, verified.stdout + verified.stderr
+    adopted: dict[str, str] = {}
     for key, obj in workloads(created).items():
         live = _live(cp, binary, obj)
         assert _uid_spec(live) == before[key], key
+        adopted[key] = live["metadata"]["uid"]
         (controller,) = [r for r in live["metadata"]["ownerReferences"] if r.get("controller")]
         assert controller["apiVersion"].startswith("nvidia.com/"), (key, controller)
         assert controller["uid"] != obj["metadata"]["ownerReferences"][0]["uid"], f"{key}: still the operator's"
@@ -236,3 +238,6 @@ def test_graphs_move_from_the_operator_to_the_package_and_back_with_the_same_obj
     assert verified.returncode == 0, verified.stdout + verified.stderr
     after = {k: _uid_spec(_live(cp, binary, v)) for k, v in workloads(created).items()}
     assert after == before
+    print("object: uid under the operator -> under the package -> back under the operator's API")  # -rP shows it
+    for key, (uid, _) in sorted((k, v) for k, v in before.items() if v is not None):
+        print(f"{key}: {uid} -> {adopted[key]} -> {(after[key] or ('',))[0]}")

@@ -43,7 +43,7 @@ from crossplane_core import (
     Crossplane,
     _conditions,
     _play_runtime,
-    _port_open,
+    port_open,
     require_tools,
     start_crossplane,
 )
@@ -235,7 +235,7 @@ def test_an_upgrade_keeps_every_object_and_changes_only_what_the_render_changed(
         ],
         env={"PYTHONPATH": str(copy_root), "PATH": "/usr/bin:/bin"},
     )
-    wait_for(cp, "function-dynamo-next", lambda: _port_open(address))
+    wait_for(cp, "function-dynamo-next", lambda: port_open(address))
 
     # the upgrade, as docs/upgrading.md gives it: the Function, then the Configuration
     watch = SyncedWatch(xp, applied)
@@ -281,6 +281,9 @@ def test_an_upgrade_keeps_every_object_and_changes_only_what_the_render_changed(
     assert sorted(after) == sorted(before), "composed objects came or went"
     recreated = [k for k in before if before[k]["metadata"]["uid"] != after[k]["metadata"]["uid"]]
     assert not recreated, recreated
+    print("composed object: uid under v(N) -> under v(N+1)")  # -rP shows it
+    for key in sorted(before):
+        print(f"{key}: {before[key]['metadata']['uid']} -> {after[key]['metadata']['uid']}")
     changed = {
         k: d
         for k in before

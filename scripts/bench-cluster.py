@@ -1,15 +1,29 @@
 #!/usr/bin/env python3
-"""Claims reconciled on the real stack: the benchmark command for a real Crossplane (not a timed test).
+"""Graphs reconciled on the real stack: the benchmark command for a real Crossplane (not a timed test).
 
-    .venv/bin/python scripts/bench-cluster.py [--claims 1,50,200] [--json]
+    .venv/bin/python scripts/bench-cluster.py [--claims 1,20,100] [--package namespaced,claims,upstream]
+                                               [--profile SECONDS] [--json]
 
 It starts what the test suite starts (etcd, kube-apiserver, kube-controller-manager and Crossplane on
 127.0.0.1, function-dynamo installed from its packages; built by scripts/install-control-plane.sh and
-scripts/install-tools.sh), then for each N applies N copies of examples/dgd/vllm-agg.yaml in a namespace
-of their own and reports, per claim, the seconds from its apply to all six composed objects present,
-and from the moment the benchmark plays Grove for it (its two PodCliques ready) to the claim's
-Ready=True; p50 and p95 of both, the wall time, and the peak memory (VmHWM) of the API server,
-Crossplane and the function. Everything it starts is stopped by PID at the end.
+scripts/install-tools.sh), without the API server's audit log the RBAC tests read (it writes every request
+of Crossplane's in blocking mode, a cost a production cluster does not pay this way). Then, for each N, it
+applies N copies of examples/dgd/vllm-agg.yaml in a namespace of their own and reports, per graph, the
+seconds from its apply to all six composed objects present, and from the moment the benchmark plays Grove
+for it (its two PodCliques ready) to the graph's Ready=True; p50 and p95 of both, and the wall time.
+Each package gets a control plane of its own, started
+the same way (the packages define the same CRDs):
+
+- ``namespaced``: the default package, DGDs as namespaced XRs;
+- ``claims``: the claims package, DGDs as claims of cluster-scoped XRs;
+- ``upstream``: upstream's own CRDs (../shared/upstream/crds) and no controller at all: what the API server
+  costs to store the same DGDs, the floor the packages are measured against.
+
+Per round it also reports what the API server spent: CPU seconds (its process's user + system time),
+requests served (``apiserver_request_total``) per graph, and its resident memory after the round; and
+Crossplane's CPU seconds. ``--profile SECONDS`` takes a CPU profile of kube-apiserver and of Crossplane
+(both serve pprof, on 127.0.0.1 only) during the last round and prints the top functions of each, by
+``go tool pprof -top``. Everything it starts is stopped by PID at the end.
 """
 
 from __future__ import annotations
@@ -18,10 +32,15 @@ import argparse
 import copy
 import json
 import math
+import os
 import signal
+import ssl
+import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +49,9 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from apiserver import ensure_namespace, resource_path  # noqa: E402
-from controlplane import ControlPlane, start_control_plane  # noqa: E402
-from crossplane_core import start_crossplane  # noqa: E402
+from apiserver import ensure_namespace, install_crd, resource_path  # noqa: E402
+from controlplane import ControlPlane, free_port, start_control_plane  # noqa: E402
+from crossplane_core import CLAIMS_CONFIGURATION, CONFIGURATION, start_crossplane  # noqa: E402
 
 COMPOSED = 6  # vllm-agg: PodCliqueSet, 2 Services, ServiceAccount, Role, RoleBinding
 KINDS = (
@@ -45,6 +64,61 @@ KINDS = (
 CLAIM_LABEL = "crossplane.io/claim-name"  # under a claim (the claims package)
 COMPOSITE_LABEL = "crossplane.io/composite"  # a namespaced DGD's own name (the default package)
 TIMEOUT_SECONDS = 900.0
+PACKAGES = ("namespaced", "claims", "upstream")
+UPSTREAM_CRDS = REPO.parent / "shared" / "upstream" / "crds"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds a process has spent so far (0 when it is gone or was not started)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def rss_mib(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def requests_served(cp: ControlPlane) -> float:
+    """The API server's ``apiserver_request_total``, summed over every label."""
+    text = cp.client.request("GET", "/metrics", raw=True)
+    return sum(
+        float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("apiserver_request_total{")
+    )
+
+
+def _admin_context(cp: ControlPlane) -> ssl.SSLContext:
+    context = ssl.create_default_context(cafile=str(cp.client.pki / "ca.crt"))
+    context.load_cert_chain(str(cp.client.pki / "admin.crt"), str(cp.client.pki / "admin.key"))
+    return context
+
+
+def take_profile(url: str, seconds: int, out: Path, context: ssl.SSLContext | None = None) -> None:
+    """A pprof CPU profile of ``seconds`` from ``url`` (loopback only), written to ``out``."""
+    with urllib.request.urlopen(f"{url}?seconds={seconds}", timeout=seconds + 60, context=context) as response:
+        out.write_bytes(response.read())
+
+
+def profile_top(profile: Path, lines: int = 12, order: str = "-flat") -> list[str]:
+    """``go tool pprof -top``'s header and first ``lines`` functions, by flat (own) or cumulative CPU time."""
+    done = subprocess.run(["go", "tool", "pprof", "-top", order, f"-nodecount={lines}", str(profile)],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    if done.returncode != 0:
+        return [f"(go tool pprof failed: {done.stderr.strip()[:200]})"]
+    text = done.stdout.splitlines()
+    start = next((i for i, line in enumerate(text) if line.lstrip().startswith("flat")), 0)
+    return [line for line in text if line.startswith("Duration")] + text[start : start + lines + 1]
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -94,7 +168,8 @@ def play_grove(cp: ControlPlane, namespace: str, name: str, cliques: list[dict[s
     cp.client.replace(resource_path("grove.io", "v1alpha1", "podcliquesets", namespace, name) + "/status", pcs)
 
 
-def run_round(cp: ControlPlane, n: int) -> dict[str, Any]:
+def run_round(cp: ControlPlane, n: int, upstream: bool = False) -> dict[str, Any]:
+    """One round of ``n`` graphs; with ``upstream`` (no controller) only their creation is timed."""
     namespace = f"bench-{n}"
     ensure_namespace(cp.client, namespace)
     template = yaml.safe_load((REPO / "examples" / "dgd" / "vllm-agg.yaml").read_text())
@@ -109,6 +184,9 @@ def run_round(cp: ControlPlane, n: int) -> dict[str, Any]:
         claim["metadata"] = {"name": f"bench-{i:03d}", "namespace": namespace}
         cp.client.create(collection, claim)
         applied[claim["metadata"]["name"]] = time.monotonic()
+    if upstream:
+        assert len(cp.client.get(collection)["items"]) == n
+        return {"claims": n, "wall_seconds": round(time.monotonic() - start, 1)}
     composed: dict[str, float] = {}
     played: dict[str, float] = {}
     ready: dict[str, float] = {}
@@ -143,41 +221,113 @@ def run_round(cp: ControlPlane, n: int) -> dict[str, Any]:
     }
 
 
+def _install(cp: ControlPlane, package: str, profile_port: int) -> float:
+    """The package (or upstream's CRDs) on ``cp``; the seconds it took."""
+    t0 = time.monotonic()
+    if package == "upstream":
+        if not UPSTREAM_CRDS.is_dir():
+            raise SystemExit(f"bench-cluster: --package upstream needs upstream's CRDs in {UPSTREAM_CRDS}")
+        for path in sorted(UPSTREAM_CRDS.glob("nvidia.com_*.yaml")):
+            got = install_crd(cp.client, yaml.safe_load(path.read_text()))
+            if not got.accepted:
+                raise SystemExit(f"bench-cluster: {path.name} refused: {got.message}")
+    else:
+        configuration = CLAIMS_CONFIGURATION if package == "claims" else CONFIGURATION
+        start_crossplane(cp, configuration, core_args=(f"--profile=127.0.0.1:{profile_port}",))
+    return time.monotonic() - t0
+
+
+def _measured_round(cp: ControlPlane, package: str, n: int, profile: int, profile_port: int) -> dict[str, Any]:
+    """A round with the API server's and Crossplane's costs over it; profiles taken during it if asked."""
+    apiserver, crossplane = cp.pids["kube-apiserver"], cp.pids.get("crossplane")
+    cpu0 = cpu_seconds(apiserver), cpu_seconds(crossplane)
+    requests0 = requests_served(cp)
+    threads = []
+    if profile:
+        out = cp.run_dir / f"profile-{package}-{n}"
+        out.mkdir(exist_ok=True)
+        targets = [(f"{cp.client.base}/debug/pprof/profile", out / "kube-apiserver.pprof", _admin_context(cp))]
+        if crossplane is not None:
+            targets.append((f"http://127.0.0.1:{profile_port}/debug/pprof/profile", out / "crossplane.pprof", None))
+        for url, path, context in targets:
+            threads.append(threading.Thread(target=take_profile, args=(url, profile, path, context), daemon=True))
+            threads[-1].start()
+    result = run_round(cp, n, upstream=package == "upstream")
+    for thread in threads:
+        thread.join()
+    requests = requests_served(cp) - requests0
+    result["apiserver_cpu_s"] = round(cpu_seconds(apiserver) - cpu0[0], 1)
+    result["crossplane_cpu_s"] = round(cpu_seconds(crossplane) - cpu0[1], 1)
+    result["requests_per_graph"] = round(requests / n, 1)
+    result["apiserver_rss_mib"] = round(rss_mib(apiserver) or 0)
+    if profile:
+        result["profiles"] = {
+            f"{path.stem} ({order.lstrip('-')})": profile_top(path, order=order)
+            for path in sorted(out.glob("*.pprof"))
+            for order in ("-flat", "-cum")
+        }
+    return result
+
+
+def _print_table(package: str, install: float, rounds: list[dict[str, Any]], memory: dict[str, Any]) -> None:
+    what = "upstream's CRDs installed" if package == "upstream" else "packages installed and every XRD Established"
+    print(f"\n{package}: {what} in {install:.1f} s")
+    print(f"{'graphs':>6} {'wall s':>7} {'composed p50':>13} {'p95':>6} {'Ready p50':>10} {'p95':>6}"
+          f" {'apiserver cpu s':>16} {'req/graph':>10} {'apiserver RSS MiB':>18} {'crossplane cpu s':>17}")  # fmt: skip
+    for r in rounds:
+        c = r.get("apply_to_composed_s", {"p50": "-", "p95": "-"})
+        s = r.get("status_to_ready_s", {"p50": "-", "p95": "-"})
+        print(f"{r['claims']:>6} {r['wall_seconds']:>7} {c['p50']:>13} {c['p95']:>6} {s['p50']:>10} {s['p95']:>6}"
+              f" {r['apiserver_cpu_s']:>16} {r['requests_per_graph']:>10} {r['apiserver_rss_mib']:>18}"
+              f" {r['crossplane_cpu_s']:>17}")  # fmt: skip
+    print("peak RSS (MiB): " + ", ".join(f"{k} {v:.0f}" for k, v in memory.items() if v is not None))
+    for r in rounds:
+        for name, top in (r.get("profiles") or {}).items():
+            print(f"CPU profile of {name} during the {r['claims']}-graph round:")
+            print("\n".join("    " + line for line in top))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--claims", default="1,50,200", help="comma-separated claim counts, one round each")
+    parser.add_argument("--claims", default="1,20,100", help="comma-separated graph counts, one round each")
+    parser.add_argument("--package", default="namespaced", help=f"comma-separated, of {', '.join(PACKAGES)}")
+    parser.add_argument("--profile", type=int, default=0, metavar="SECONDS",
+                        help="CPU-profile kube-apiserver and Crossplane for SECONDS during the last round")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     counts = [int(x) for x in args.claims.split(",") if x.strip()]
+    packages = [x.strip() for x in args.package.split(",") if x.strip()]
+    unknown = sorted(set(packages) - set(PACKAGES))
+    if unknown:
+        parser.error(f"--package: unknown {', '.join(unknown)} (choose from {', '.join(PACKAGES)})")
     # A SIGTERM must still stop what was started: turn it into SystemExit, which runs the finally below.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    run_dir = Path(tempfile.mkdtemp(prefix="bench-cluster-"))
-    print(f"bench-cluster: starting the stack in {run_dir} ...", file=sys.stderr)
-    cp = start_control_plane(run_dir)
-    try:
-        t0 = time.monotonic()
-        start_crossplane(cp)
-        install = time.monotonic() - t0
-        rounds = []
-        for n in counts:
-            print(f"bench-cluster: {n} claims ...", file=sys.stderr)
-            rounds.append(run_round(cp, n))
-        memory = {name: peak_mib(cp.pids[name]) for name in ("kube-apiserver", "crossplane", "function-dynamo", "etcd")}
-    finally:
-        cp.stop()
+    report: dict[str, Any] = {}
+    for package in packages:
+        run_dir = Path(tempfile.mkdtemp(prefix=f"bench-cluster-{package}-"))
+        print(f"bench-cluster: {package}: starting a control plane in {run_dir} ...", file=sys.stderr)
+        cp = start_control_plane(run_dir, audit=False, profiling=bool(args.profile))
+        try:
+            profile_port = free_port()
+            install = _install(cp, package, profile_port)
+            rounds = []
+            for i, n in enumerate(counts):
+                print(f"bench-cluster: {package}: {n} graphs ...", file=sys.stderr)
+                profile = args.profile if i == len(counts) - 1 else 0
+                rounds.append(_measured_round(cp, package, n, profile, profile_port))
+            names = ("kube-apiserver", "crossplane", "function-dynamo", "etcd")
+            memory = {name: peak_mib(cp.pids[name]) for name in names if name in cp.pids}
+        finally:
+            cp.stop()
+        report[package] = {"install_seconds": round(install, 1), "rounds": rounds, "peak_rss_mib": memory}
     if args.json:
-        print(json.dumps({"install_seconds": round(install, 1), "rounds": rounds, "peak_rss_mib": memory}, indent=2))
+        print(json.dumps(report, indent=2))
         return
-    print(f"packages installed and every XRD Established in {install:.1f} s")
-    print(f"{'claims':>6} {'wall s':>7} {'composed p50':>13} {'p95':>6} {'Ready p50':>10} {'p95':>6}")
-    for r in rounds:
-        c, s = r["apply_to_composed_s"], r["status_to_ready_s"]
-        print(f"{r['claims']:>6} {r['wall_seconds']:>7} {c['p50']:>13} {c['p95']:>6} {s['p50']:>10} {s['p95']:>6}")
-    print("peak RSS (MiB): " + ", ".join(f"{k} {v:.0f}" for k, v in memory.items() if v is not None))
-    print("composed: seconds from a claim's apply to its six objects present; Ready: from the moment its")
-    print(
-        "PodCliques and PodCliqueSet report ready (played by the benchmark, as Grove would) to the claim's Ready=True"
-    )
+    for package, figures in report.items():
+        _print_table(package, figures["install_seconds"], figures["rounds"], figures["peak_rss_mib"])
+    print("\ncomposed: seconds from a graph's apply to its six objects present; Ready: from the moment its")
+    print("PodCliques and PodCliqueSet report ready (played by the benchmark, as Grove would) to the graph's")
+    print("Ready=True; cpu: seconds of CPU the process spent over the round; req/graph: API requests served per graph")
 
 
 if __name__ == "__main__":

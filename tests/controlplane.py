@@ -279,14 +279,17 @@ def _audit_policy(path: Path) -> Path:
     return path
 
 
-def start_control_plane(run_dir: Path) -> ControlPlane:
-    """etcd + kube-apiserver + kube-controller-manager on loopback; stop it with ``ControlPlane.stop``."""
+def start_control_plane(run_dir: Path, *, audit: bool = True, profiling: bool = False) -> ControlPlane:
+    """etcd + kube-apiserver + kube-controller-manager on loopback; stop it with ``ControlPlane.stop``.
+    ``audit`` keeps the audit log the RBAC tests read (blocking: it costs the API server on every audited
+    request); ``profiling`` serves the API server's pprof handlers (a benchmark's, admin only)."""
     bins = require_binaries()
     pki = run_dir / "pki"
     make_pki(pki)
     api_port, etcd_port, peer_port, kcm_port = free_port(), free_port(), free_port(), free_port()
     server = f"https://127.0.0.1:{api_port}"
-    cp = ControlPlane(run_dir=run_dir, client=Client(server, pki), logs={}, audit_log=run_dir / "audit.log")
+    audit_log = run_dir / "audit.log" if audit else None
+    cp = ControlPlane(run_dir=run_dir, client=Client(server, pki), logs={}, audit_log=audit_log)
     try:
         etcd_url = f"http://127.0.0.1:{etcd_port}"
         start_process(
@@ -337,12 +340,18 @@ def start_control_plane(run_dir: Path) -> ControlPlane:
                 f"--service-account-signing-key-file={pki / 'sa.key'}",
                 "--service-cluster-ip-range=10.96.0.0/16",
                 "--allow-privileged=true",
-                "--profiling=false",
+                f"--profiling={str(profiling).lower()}",
                 f"--cert-dir={run_dir / 'apiserver-certs'}",
-                f"--audit-policy-file={_audit_policy(run_dir / 'audit-policy.yaml')}",
-                f"--audit-log-path={cp.audit_log}",
-                "--audit-log-format=json",
-                "--audit-log-mode=blocking",
+                *(
+                    [
+                        f"--audit-policy-file={_audit_policy(run_dir / 'audit-policy.yaml')}",
+                        f"--audit-log-path={audit_log}",
+                        "--audit-log-format=json",
+                        "--audit-log-mode=blocking",
+                    ]
+                    if audit_log
+                    else []
+                ),
             ],
         )
         wait_for(cp, "kube-apiserver", lambda: cp.client.request("GET", "/readyz", timeout=2, raw=True) == "ok")

@@ -80,16 +80,6 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
-def rss_mib(pid: int) -> float | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
-
-
 def requests_served(cp: ControlPlane) -> float:
     """The API server's ``apiserver_request_total``, summed over every label."""
     text = cp.client.request("GET", "/metrics", raw=True)
@@ -126,10 +116,11 @@ def percentile(values: list[float], pct: float) -> float:
     return ordered[max(1, math.ceil(pct / 100 * len(ordered))) - 1]
 
 
-def peak_mib(pid: int) -> float | None:
+def status_mib(pid: int, field: str = "VmHWM") -> float | None:
+    """A memory figure of /proc/PID/status in MiB: ``VmHWM`` (peak resident) or ``VmRSS`` (resident now)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) / 1024
     except OSError:
         return None
@@ -259,7 +250,7 @@ def _measured_round(cp: ControlPlane, package: str, n: int, profile: int, profil
     result["apiserver_cpu_s"] = round(cpu_seconds(apiserver) - cpu0[0], 1)
     result["crossplane_cpu_s"] = round(cpu_seconds(crossplane) - cpu0[1], 1)
     result["requests_per_graph"] = round(requests / n, 1)
-    result["apiserver_rss_mib"] = round(rss_mib(apiserver) or 0)
+    result["apiserver_rss_mib"] = round(status_mib(apiserver, "VmRSS") or 0)
     if profile:
         result["profiles"] = {
             f"{path.stem} ({order.lstrip('-')})": profile_top(path, order=order)
@@ -316,7 +307,7 @@ def main() -> None:
                 profile = args.profile if i == len(counts) - 1 else 0
                 rounds.append(_measured_round(cp, package, n, profile, profile_port))
             names = ("kube-apiserver", "crossplane", "function-dynamo", "etcd")
-            memory = {name: peak_mib(cp.pids[name]) for name in names if name in cp.pids}
+            memory = {name: status_mib(cp.pids[name]) for name in names if name in cp.pids}
         finally:
             cp.stop()
         report[package] = {"install_seconds": round(install, 1), "rounds": rounds, "peak_rss_mib": memory}

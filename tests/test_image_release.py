@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tooling import _missing, cache_dir, require_crank
+from tooling import _missing, _tools_env, require_crank
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("function-dynamo", "function-dynamo-configuration", "function-dynamo-claims")
@@ -37,12 +37,6 @@ def _project_version() -> str:
         if line.startswith("version = "):
             return "v" + line.split('"')[1]
     raise AssertionError("pyproject.toml has no version")
-
-
-def _tools_env() -> dict[str, str]:
-    env = cache_dir() / "tools.env"
-    pairs = (line.split("=", 1) for line in env.read_text().splitlines() if "=" in line) if env.is_file() else ()
-    return {k: v for k, v in pairs}
 
 
 @pytest.fixture(scope="module")

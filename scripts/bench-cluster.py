@@ -2,7 +2,7 @@
 """Graphs reconciled on the real stack: the benchmark command for a real Crossplane (not a timed test).
 
     .venv/bin/python scripts/bench-cluster.py [--claims 1,20,100] [--package namespaced,claims,upstream]
-                                               [--profile SECONDS] [--json]
+                                               [--profile SECONDS] [--crossplane-arg FLAG ...] [--json]
 
 It starts what the test suite starts (etcd, kube-apiserver, kube-controller-manager and Crossplane on
 127.0.0.1, function-dynamo installed from its packages; built by scripts/install-control-plane.sh and
@@ -11,17 +11,20 @@ of Crossplane's in blocking mode, a cost a production cluster does not pay this 
 applies N copies of examples/dgd/vllm-agg.yaml in a namespace of their own and reports, per graph, the
 seconds from its apply to all six composed objects present, and from the moment the benchmark plays Grove
 for it (its two PodCliques ready) to the graph's Ready=True; p50 and p95 of both, and the wall time.
-Each package gets a control plane of its own, started
-the same way (the packages define the same CRDs):
+Each package gets a control plane of its own, started the same way (the packages define the same CRDs):
 
 - ``namespaced``: the default package, DGDs as namespaced XRs;
 - ``claims``: the claims package, DGDs as claims of cluster-scoped XRs;
 - ``upstream``: upstream's own CRDs (../shared/upstream/crds) and no controller at all: what the API server
   costs to store the same DGDs, the floor the packages are measured against.
 
-Per round it also reports what the API server spent: CPU seconds (its process's user + system time),
-requests served (``apiserver_request_total``) per graph, and its resident memory after the round; and
-Crossplane's CPU seconds. ``--profile SECONDS`` takes a CPU profile of kube-apiserver and of Crossplane
+The benchmark follows each round through watches (one per collection), so that it adds next to nothing to
+the load it measures. Per round it also reports what the API server spent: CPU seconds (its process's user +
+system time), requests served (``apiserver_request_total``) per graph, in all and by verb and resource, and its
+resident memory after the round; Crossplane's CPU seconds and its reconciles per graph, by controller
+(``controller_runtime_reconcile_total``). ``--crossplane-arg FLAG`` (repeatable) passes a flag to ``crossplane
+core start``, to measure its poll and rate settings; ``FUNCTION_DYNAMO_PACKAGES`` names prebuilt packages (of
+another commit, for a before/after). ``--profile SECONDS`` takes a CPU profile of kube-apiserver and of Crossplane
 (both serve pprof, on 127.0.0.1 only) during the last round and prints the top functions of each, by
 ``go tool pprof -top``. Everything it starts is stopped by PID at the end.
 """
@@ -29,17 +32,22 @@ Crossplane's CPU seconds. ``--profile SECONDS`` takes a CPU profile of kube-apis
 from __future__ import annotations
 
 import argparse
+import collections
 import copy
+import http.client
 import json
 import math
 import os
+import re
 import signal
+import socket
 import ssl
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -67,6 +75,7 @@ TIMEOUT_SECONDS = 900.0
 PACKAGES = ("namespaced", "claims", "upstream")
 UPSTREAM_CRDS = REPO.parent / "shared" / "upstream" / "crds"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+LABEL = re.compile(r'(\w+)="([^"]*)"')
 
 
 def cpu_seconds(pid: int | None) -> float:
@@ -80,12 +89,31 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
-def requests_served(cp: ControlPlane) -> float:
-    """The API server's ``apiserver_request_total``, summed over every label."""
+def requests_served(cp: ControlPlane) -> collections.Counter[str]:
+    """The API server's ``apiserver_request_total`` so far, by verb and resource (``PATCH podcliquesets``,
+    ``PUT dynamographdeployments/status``)."""
     text = cp.client.request("GET", "/metrics", raw=True)
-    return sum(
-        float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("apiserver_request_total{")
-    )
+    counts: collections.Counter[str] = collections.Counter()
+    for line in text.splitlines():
+        if line.startswith("apiserver_request_total{"):
+            labels = dict(LABEL.findall(line))
+            resource = labels.get("resource", "") + (f"/{labels['subresource']}" if labels.get("subresource") else "")
+            counts[f"{labels.get('verb', '?')} {resource}"] += int(float(line.rsplit(" ", 1)[1]))
+    return counts
+
+
+def reconciles(metrics_port: int) -> collections.Counter[str]:
+    """Crossplane's reconciles so far (``controller_runtime_reconcile_total``), by controller; none without it."""
+    if not metrics_port:
+        return collections.Counter()
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30) as response:
+        text = response.read().decode()
+    counts: collections.Counter[str] = collections.Counter()
+    for line in text.splitlines():
+        if line.startswith("controller_runtime_reconcile_total{"):
+            labels = dict(LABEL.findall(line))
+            counts[labels.get("controller", "?")] += int(float(line.rsplit(" ", 1)[1]))
+    return counts
 
 
 def _admin_context(cp: ControlPlane) -> ssl.SSLContext:
@@ -127,15 +155,63 @@ def status_mib(pid: int, field: str = "VmHWM") -> float | None:
     return None
 
 
-def composed_counts(cp: ControlPlane, namespace: str) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for kind in KINDS:
-        for obj in cp.client.get(kind.format(ns=namespace))["items"]:
+class Watch(threading.Thread):
+    """A watch on one collection (``?watch=1``, over a connection of its own), calling ``on_event(type, object)``
+    for each event until ``stop()``. The benchmark follows the round this way rather than listing every
+    collection over and over, which would load the API server it measures."""
+
+    def __init__(self, cp: ControlPlane, path: str, on_event: Any) -> None:
+        super().__init__(daemon=True)
+        self.cp, self.path, self.on_event = cp, path, on_event
+        self.ready = threading.Event()
+        self._conn: http.client.HTTPSConnection | None = None
+
+    def run(self) -> None:
+        parsed = urllib.parse.urlsplit(self.cp.client.base)
+        self._conn = http.client.HTTPSConnection(parsed.hostname, parsed.port, context=_admin_context(self.cp))
+        self._conn.request("GET", f"{self.path}?watch=1&timeoutSeconds={int(TIMEOUT_SECONDS) + 60}")
+        response = self._conn.getresponse()
+        self.ready.set()
+        try:
+            while line := response.readline():
+                event = json.loads(line)
+                self.on_event(event["type"], event["object"])
+        except (OSError, ValueError, http.client.HTTPException):
+            pass  # closed by stop()
+
+    def stop(self) -> None:
+        if self._conn is not None and self._conn.sock is not None:
+            self._conn.sock.shutdown(socket.SHUT_RDWR)
+        self.join(timeout=10)
+
+
+class RoundState:
+    """What the watches saw of one round: each graph's composed objects and its Ready condition."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.objects: dict[str, set[str]] = {}
+        self.ready: set[str] = set()
+
+    def composed_event(self, kind: str) -> Any:
+        def on_event(event: str, obj: dict[str, Any]) -> None:
             labels = obj["metadata"].get("labels") or {}
-            claim = labels.get(CLAIM_LABEL) or labels.get(COMPOSITE_LABEL)
-            if claim:
-                counts[claim] = counts.get(claim, 0) + 1
-    return counts
+            graph = labels.get(CLAIM_LABEL) or labels.get(COMPOSITE_LABEL)
+            if graph and event in ("ADDED", "MODIFIED"):
+                with self.lock:
+                    self.objects.setdefault(graph, set()).add(f"{kind}/{obj['metadata']['name']}")
+
+        return on_event
+
+    def graph_event(self, event: str, obj: dict[str, Any]) -> None:
+        conditions = {c["type"]: c["status"] for c in (obj.get("status") or {}).get("conditions") or []}
+        if event in ("ADDED", "MODIFIED") and conditions.get("Ready") == "True":
+            with self.lock:
+                self.ready.add(obj["metadata"]["name"])
+
+    def composed(self) -> set[str]:
+        with self.lock:
+            return {graph for graph, objects in self.objects.items() if len(objects) >= COMPOSED}
 
 
 def play_grove(cp: ControlPlane, namespace: str, name: str, cliques: list[dict[str, Any]]) -> None:
@@ -168,6 +244,12 @@ def run_round(cp: ControlPlane, n: int, upstream: bool = False) -> dict[str, Any
         d for d in yaml.safe_load_all((REPO / "tests/scenarios/status/vllm-agg-ready/required.yaml").read_text()) if d
     ]
     collection = resource_path("nvidia.com", "v1beta1", "dynamographdeployments", namespace)
+    state = RoundState()
+    watches = [] if upstream else [Watch(cp, kind.format(ns=namespace), state.composed_event(kind)) for kind in KINDS]
+    watches += [] if upstream else [Watch(cp, collection, state.graph_event)]
+    for watch in watches:
+        watch.start()
+        watch.ready.wait(30)
     applied: dict[str, float] = {}
     start = time.monotonic()
     for i in range(n):
@@ -184,21 +266,20 @@ def run_round(cp: ControlPlane, n: int, upstream: bool = False) -> dict[str, Any
     deadline = start + TIMEOUT_SECONDS
     while len(ready) < n:
         if time.monotonic() > deadline:
-            raise SystemExit(f"bench-cluster: {n} claims: only {len(ready)} Ready after {TIMEOUT_SECONDS:.0f}s")
+            raise SystemExit(f"bench-cluster: {n} graphs: only {len(ready)} Ready after {TIMEOUT_SECONDS:.0f}s")
         now = time.monotonic()
-        for claim, count in composed_counts(cp, namespace).items():
-            if count >= COMPOSED and claim not in composed:
-                composed[claim] = now
-        for claim in sorted(set(composed) - set(played)):
-            play_grove(cp, namespace, claim, cliques)
-            played[claim] = time.monotonic()
+        for graph in state.composed() - set(composed):
+            composed[graph] = now
+        for graph in sorted(set(composed) - set(played)):
+            play_grove(cp, namespace, graph, cliques)
+            played[graph] = time.monotonic()
         now = time.monotonic()
-        for item in cp.client.get(collection)["items"]:
-            name = item["metadata"]["name"]
-            conditions = {c["type"]: c["status"] for c in (item.get("status") or {}).get("conditions") or []}
-            if name in played and name not in ready and conditions.get("Ready") == "True":
-                ready[name] = now
-        time.sleep(0.25)
+        with state.lock:
+            for graph in (state.ready & set(played)) - set(ready):
+                ready[graph] = now
+        time.sleep(0.05)
+    for watch in watches:
+        watch.stop()
     to_composed = [composed[c] - applied[c] for c in applied]
     to_ready = [ready[c] - played[c] for c in applied]
     return {
@@ -212,8 +293,8 @@ def run_round(cp: ControlPlane, n: int, upstream: bool = False) -> dict[str, Any
     }
 
 
-def _install(cp: ControlPlane, package: str, profile_port: int) -> float:
-    """The package (or upstream's CRDs) on ``cp``; the seconds it took."""
+def _install(cp: ControlPlane, package: str, profile_port: int, crossplane_args: list[str]) -> tuple[float, int]:
+    """The package (or upstream's CRDs) on ``cp``; the seconds it took and Crossplane's metrics port (0: none)."""
     t0 = time.monotonic()
     if package == "upstream":
         if not UPSTREAM_CRDS.is_dir():
@@ -222,17 +303,20 @@ def _install(cp: ControlPlane, package: str, profile_port: int) -> float:
             got = install_crd(cp.client, yaml.safe_load(path.read_text()))
             if not got.accepted:
                 raise SystemExit(f"bench-cluster: {path.name} refused: {got.message}")
-    else:
-        configuration = CLAIMS_CONFIGURATION if package == "claims" else CONFIGURATION
-        start_crossplane(cp, configuration, core_args=(f"--profile=127.0.0.1:{profile_port}",))
-    return time.monotonic() - t0
+        return time.monotonic() - t0, 0
+    configuration = CLAIMS_CONFIGURATION if package == "claims" else CONFIGURATION
+    args = (f"--profile=127.0.0.1:{profile_port}", *crossplane_args)
+    crossplane = start_crossplane(cp, configuration, core_args=args)
+    return time.monotonic() - t0, crossplane.metrics_port
 
 
-def _measured_round(cp: ControlPlane, package: str, n: int, profile: int, profile_port: int) -> dict[str, Any]:
+def _measured_round(
+    cp: ControlPlane, package: str, n: int, profile: int, profile_port: int, metrics_port: int
+) -> dict[str, Any]:
     """A round with the API server's and Crossplane's costs over it; profiles taken during it if asked."""
     apiserver, crossplane = cp.pids["kube-apiserver"], cp.pids.get("crossplane")
     cpu0 = cpu_seconds(apiserver), cpu_seconds(crossplane)
-    requests0 = requests_served(cp)
+    requests0, reconciles0 = requests_served(cp), reconciles(metrics_port)
     threads = []
     if profile:
         out = cp.run_dir / f"profile-{package}-{n}"
@@ -247,9 +331,15 @@ def _measured_round(cp: ControlPlane, package: str, n: int, profile: int, profil
     for thread in threads:
         thread.join()
     requests = requests_served(cp) - requests0
+    result["requests_by_kind"] = dict(requests.most_common(12))
+    result["reconciles_per_graph"] = {
+        controller: round(count / n, 1)
+        for controller, count in (reconciles(metrics_port) - reconciles0).most_common()
+        if count >= n / 10
+    }
     result["apiserver_cpu_s"] = round(cpu_seconds(apiserver) - cpu0[0], 1)
     result["crossplane_cpu_s"] = round(cpu_seconds(crossplane) - cpu0[1], 1)
-    result["requests_per_graph"] = round(requests / n, 1)
+    result["requests_per_graph"] = round(requests.total() / n, 1)
     result["apiserver_rss_mib"] = round(status_mib(apiserver, "VmRSS") or 0)
     if profile:
         result["profiles"] = {
@@ -272,6 +362,12 @@ def _print_table(package: str, install: float, rounds: list[dict[str, Any]], mem
               f" {r['apiserver_cpu_s']:>16} {r['requests_per_graph']:>10} {r['apiserver_rss_mib']:>18}"
               f" {r['crossplane_cpu_s']:>17}")  # fmt: skip
     print("peak RSS (MiB): " + ", ".join(f"{k} {v:.0f}" for k, v in memory.items() if v is not None))
+    last = rounds[-1]
+    print(f"requests per graph during the {last['claims']}-graph round, by verb and resource:")
+    print("    " + ", ".join(f"{k} {v / last['claims']:.1f}" for k, v in last["requests_by_kind"].items()))
+    if last.get("reconciles_per_graph"):
+        print(f"Crossplane reconciles per graph during the {last['claims']}-graph round, by controller:")
+        print("    " + ", ".join(f"{k} {v}" for k, v in last["reconciles_per_graph"].items()))
     for r in rounds:
         for name, top in (r.get("profiles") or {}).items():
             print(f"CPU profile of {name} during the {r['claims']}-graph round:")
@@ -284,6 +380,8 @@ def main() -> None:
     parser.add_argument("--package", default="namespaced", help=f"comma-separated, of {', '.join(PACKAGES)}")
     parser.add_argument("--profile", type=int, default=0, metavar="SECONDS",
                         help="CPU-profile kube-apiserver and Crossplane for SECONDS during the last round")  # fmt: skip
+    parser.add_argument("--crossplane-arg", action="append", default=[], metavar="FLAG",
+                        help="one more `crossplane core start` flag (repeatable), e.g. --poll-interval=5m")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     counts = [int(x) for x in args.claims.split(",") if x.strip()]
@@ -300,12 +398,12 @@ def main() -> None:
         cp = start_control_plane(run_dir, audit=False, profiling=bool(args.profile))
         try:
             profile_port = free_port()
-            install = _install(cp, package, profile_port)
+            install, metrics_port = _install(cp, package, profile_port, args.crossplane_arg)
             rounds = []
             for i, n in enumerate(counts):
                 print(f"bench-cluster: {package}: {n} graphs ...", file=sys.stderr)
                 profile = args.profile if i == len(counts) - 1 else 0
-                rounds.append(_measured_round(cp, package, n, profile, profile_port))
+                rounds.append(_measured_round(cp, package, n, profile, profile_port, metrics_port))
             names = ("kube-apiserver", "crossplane", "function-dynamo", "etcd")
             memory = {name: status_mib(cp.pids[name]) for name in names if name in cp.pids}
         finally:

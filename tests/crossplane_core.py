@@ -68,6 +68,7 @@ class Crossplane:
     crossplane_log: Path
     function_runtime: str  # "container" (the packaged image under runc) or "process" (the checkout's server)
     configuration: str = CONFIGURATION  # the Configuration package installed
+    metrics_port: int = 0  # Crossplane's Prometheus metrics, on 127.0.0.1
 
     @property
     def claims(self) -> bool:
@@ -368,4 +369,5 @@ def start_crossplane(
         crossplane_log=cp.logs["crossplane"],
         function_runtime=function_runtime,
         configuration=configuration,
+        metrics_port=metrics,
     )

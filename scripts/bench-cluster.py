@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import copy
 import http.client
 import json
@@ -71,7 +72,8 @@ KINDS = (
 )
 CLAIM_LABEL = "crossplane.io/claim-name"  # under a claim (the claims package)
 COMPOSITE_LABEL = "crossplane.io/composite"  # a namespaced DGD's own name (the default package)
-TIMEOUT_SECONDS = 900.0
+TIMEOUT_SECONDS = 900.0  # per round, plus SECONDS_PER_GRAPH for each graph
+SECONDS_PER_GRAPH = 5.0
 PACKAGES = ("namespaced", "claims", "upstream")
 UPSTREAM_CRDS = REPO.parent / "shared" / "upstream" / "crds"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -90,20 +92,23 @@ def cpu_seconds(pid: int | None) -> float:
 
 
 def requests_served(cp: ControlPlane) -> collections.Counter[str]:
-    """The API server's ``apiserver_request_total`` so far, by verb and resource (``PATCH podcliquesets``,
-    ``PUT dynamographdeployments/status``)."""
+    """The API server's ``apiserver_request_total`` so far, by verb and resource (``APPLY podcliquesets``,
+    ``PUT dynamographdeployments/status``), and the response code when it is not a success (``... 409``)."""
     text = cp.client.request("GET", "/metrics", raw=True)
     counts: collections.Counter[str] = collections.Counter()
     for line in text.splitlines():
         if line.startswith("apiserver_request_total{"):
             labels = dict(LABEL.findall(line))
             resource = labels.get("resource", "") + (f"/{labels['subresource']}" if labels.get("subresource") else "")
-            counts[f"{labels.get('verb', '?')} {resource}"] += int(float(line.rsplit(" ", 1)[1]))
+            code = labels.get("code", "200")
+            key = f"{labels.get('verb', '?')} {resource}" + (f" {code}" if not code.startswith("2") else "")
+            counts[key] += int(float(line.rsplit(" ", 1)[1]))
     return counts
 
 
 def reconciles(metrics_port: int) -> collections.Counter[str]:
-    """Crossplane's reconciles so far (``controller_runtime_reconcile_total``), by controller; none without it."""
+    """Crossplane's reconciles so far (``controller_runtime_reconcile_total``), by controller and result
+    (``success``, ``error``, ``requeue``, ``requeue_after``); none without Crossplane."""
     if not metrics_port:
         return collections.Counter()
     with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=30) as response:
@@ -112,7 +117,7 @@ def reconciles(metrics_port: int) -> collections.Counter[str]:
     for line in text.splitlines():
         if line.startswith("controller_runtime_reconcile_total{"):
             labels = dict(LABEL.findall(line))
-            counts[labels.get("controller", "?")] += int(float(line.rsplit(" ", 1)[1]))
+            counts[f"{labels.get('controller', '?')} {labels.get('result', '?')}"] += int(float(line.rsplit(" ", 1)[1]))
     return counts
 
 
@@ -158,28 +163,54 @@ def status_mib(pid: int, field: str = "VmHWM") -> float | None:
 class Watch(threading.Thread):
     """A watch on one collection (``?watch=1``, over a connection of its own), calling ``on_event(type, object)``
     for each event until ``stop()``. The benchmark follows the round this way rather than listing every
-    collection over and over, which would load the API server it measures."""
+    collection over and over, which would load the API server it measures. A stream the API server ends (its
+    timeout, or a watcher too slow for its buffer while the machine is busy) is resumed from the last
+    resourceVersion seen; one too old to resume from (410) is listed again, each item as ``ADDED``."""
 
     def __init__(self, cp: ControlPlane, path: str, on_event: Any) -> None:
         super().__init__(daemon=True)
         self.cp, self.path, self.on_event = cp, path, on_event
         self.ready = threading.Event()
+        self.resumed = 0  # streams resumed after the API server ended one
+        self._stopped = threading.Event()
         self._conn: http.client.HTTPSConnection | None = None
 
     def run(self) -> None:
+        resource_version = self._list()
+        self.ready.set()
+        while not self._stopped.is_set():
+            with contextlib.suppress(OSError, ValueError, http.client.HTTPException):  # an ended stream
+                resource_version = self._stream(resource_version)
+            if self._stopped.is_set():
+                return
+            if resource_version is None:
+                resource_version = self._list()
+            self.resumed += 1
+
+    def _list(self) -> str:
+        listed = self.cp.client.get(self.path)
+        for item in listed["items"]:
+            self.on_event("ADDED", item)
+        return listed["metadata"]["resourceVersion"]
+
+    def _stream(self, resource_version: str) -> str | None:
+        """Events from ``resource_version`` until the stream ends; the last version seen, None after a 410."""
         parsed = urllib.parse.urlsplit(self.cp.client.base)
         self._conn = http.client.HTTPSConnection(parsed.hostname, parsed.port, context=_admin_context(self.cp))
-        self._conn.request("GET", f"{self.path}?watch=1&timeoutSeconds={int(TIMEOUT_SECONDS) + 60}")
+        query = f"watch=1&allowWatchBookmarks=true&resourceVersion={resource_version}"
+        self._conn.request("GET", f"{self.path}?{query}&timeoutSeconds={int(TIMEOUT_SECONDS)}")
         response = self._conn.getresponse()
-        self.ready.set()
-        try:
-            while line := response.readline():
-                event = json.loads(line)
+        while line := response.readline():
+            event = json.loads(line)
+            if event["type"] == "ERROR":
+                return None if event["object"].get("code") == 410 else resource_version
+            resource_version = event["object"]["metadata"]["resourceVersion"]
+            if event["type"] != "BOOKMARK":
                 self.on_event(event["type"], event["object"])
-        except (OSError, ValueError, http.client.HTTPException):
-            pass  # closed by stop()
+        return resource_version
 
     def stop(self) -> None:
+        self._stopped.set()
         if self._conn is not None and self._conn.sock is not None:
             self._conn.sock.shutdown(socket.SHUT_RDWR)
         self.join(timeout=10)
@@ -263,10 +294,11 @@ def run_round(cp: ControlPlane, n: int, upstream: bool = False) -> dict[str, Any
     composed: dict[str, float] = {}
     played: dict[str, float] = {}
     ready: dict[str, float] = {}
-    deadline = start + TIMEOUT_SECONDS
+    timeout = TIMEOUT_SECONDS + SECONDS_PER_GRAPH * n
+    deadline = start + timeout
     while len(ready) < n:
         if time.monotonic() > deadline:
-            raise SystemExit(f"bench-cluster: {n} graphs: only {len(ready)} Ready after {TIMEOUT_SECONDS:.0f}s")
+            raise SystemExit(f"bench-cluster: {n} graphs: only {len(ready)} Ready after {timeout:.0f}s")
         now = time.monotonic()
         for graph in state.composed() - set(composed):
             composed[graph] = now
@@ -280,6 +312,9 @@ def run_round(cp: ControlPlane, n: int, upstream: bool = False) -> dict[str, Any
         time.sleep(0.05)
     for watch in watches:
         watch.stop()
+    resumed = sum(watch.resumed for watch in watches)
+    if resumed:
+        print(f"bench-cluster: {n} graphs: the API server ended {resumed} watch stream(s); resumed", file=sys.stderr)
     to_composed = [composed[c] - applied[c] for c in applied]
     to_ready = [ready[c] - played[c] for c in applied]
     return {
@@ -366,7 +401,7 @@ def _print_table(package: str, install: float, rounds: list[dict[str, Any]], mem
     print(f"requests per graph during the {last['claims']}-graph round, by verb and resource:")
     print("    " + ", ".join(f"{k} {v / last['claims']:.1f}" for k, v in last["requests_by_kind"].items()))
     if last.get("reconciles_per_graph"):
-        print(f"Crossplane reconciles per graph during the {last['claims']}-graph round, by controller:")
+        print(f"Crossplane reconciles per graph during the {last['claims']}-graph round, by controller and result:")
         print("    " + ", ".join(f"{k} {v}" for k, v in last["reconciles_per_graph"].items()))
     for r in rounds:
         for name, top in (r.get("profiles") or {}).items():

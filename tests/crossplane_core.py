@@ -54,6 +54,10 @@ PACKAGE_VERSION = "v0.1.0"
 CONFIGURATION = "function-dynamo-configuration"  # the default package: namespaced XRs
 CLAIMS_CONFIGURATION = "function-dynamo-claims"  # the claims package (package/claims/)
 CONFIGURATIONS = (CONFIGURATION, CLAIMS_CONFIGURATION)
+# The Crossplane flags the README's install sets (its chart's `args`): 8 reconciles at a time per XR kind rather
+# than Crossplane's 100, which on a small control plane multiplied the reconciles per graph by 3-6 (each one
+# working from a stale read) and the API server's CPU by 3-4 (docs/performance.md).
+RECOMMENDED_CORE_ARGS = ("--max-concurrent-reconciles=8",)
 FUNCTION = "function-dynamo-function-dynamo"  # the name Crossplane gives the dependency, as Compositions use
 SERVER_SECRET = "function-dynamo-tls-server"
 INSTALL_SECONDS = 180.0
@@ -299,8 +303,9 @@ def install_target_crds(cp: ControlPlane) -> None:
 def start_crossplane(
     cp: ControlPlane, configuration: str = CONFIGURATION, core_args: tuple[str, ...] = ()
 ) -> Crossplane:
-    """Crossplane on ``cp`` with ``configuration`` (the default package, or ``CLAIMS_CONFIGURATION``) installed;
-    ``core_args`` are more flags for ``crossplane core start`` (a benchmark's, e.g. turning realtime off)."""
+    """Crossplane on ``cp`` with ``configuration`` (the default package, or ``CLAIMS_CONFIGURATION``) installed,
+    started with ``RECOMMENDED_CORE_ARGS``; ``core_args`` are more flags for ``crossplane core start`` (a
+    benchmark's, e.g. turning realtime off; a flag given twice takes the later value)."""
     tools = require_tools()
     assert cp.kubeconfig is not None
     ensure_namespace(cp.client, NAMESPACE)
@@ -337,7 +342,7 @@ def start_crossplane(
         "--leader-election=false", "--package-runtime=Function=External",
         f"--tls-client-certs-dir={client_certs}", f"--xpkg-cache-dir={cp.run_dir / 'xpkg-cache'}",
         f"--xfn-cache-dir={cp.run_dir / 'xfn-cache'}", f"--metrics-port={metrics}", f"--health-probe-port={health}",
-        *core_args,
+        *RECOMMENDED_CORE_ARGS, *core_args,
     ], env=env)  # fmt: skip
     wait_for(
         cp, "crossplane", lambda: urllib.request.urlopen(f"http://127.0.0.1:{health}/healthz", timeout=1).status == 200

@@ -49,6 +49,7 @@ from controlplane import (
 from crossplane_core import (
     FUNCTION,
     NAMESPACE,
+    RECOMMENDED_CORE_ARGS,
     function_server_certs,
     install_target_crds,
     play_revision,
@@ -100,6 +101,8 @@ def test_the_quickstart_sets_what_it_uses_and_names_the_tested_versions() -> Non
     assert used == SETTINGS, f"the blocks use {sorted(used)}, the settings set {sorted(SETTINGS)}"
     crossplane = (pinned_version() or "").removeprefix("v")
     assert f"crossplane-stable/crossplane --version {crossplane} " in run, "the chart's version is not the tested one"
+    chart_args = re.findall(r"--set 'args\[\d+\]=([^']+)'", run)
+    assert chart_args == list(RECOMMENDED_CORE_ARGS), "the README installs Crossplane with other flags than the tests"
     played = "\n".join(text for kind, text in blocks if kind == "played")
     grove = pinned_version("GROVE_VERSION")
     assert grove and f"grove-charts --version {grove} " in played, "the Grove release is not the tested one"

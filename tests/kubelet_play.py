@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from controlplane import APIError, ControlPlane, free_port, start_process
+from controller_play import write_status
+from controlplane import ControlPlane, free_port, start_process
 from crossplane_rbac import service_account_kubeconfig
 
 CROSSPLANE_IMAGE = "xpkg.crossplane.io/crossplane/crossplane"
@@ -166,27 +167,17 @@ def report_available(cp: ControlPlane, deployment: dict[str, Any]) -> None:
     meta = deployment["metadata"]
     path = f"/apis/apps/v1/namespaces/{meta['namespace']}/deployments/{meta['name']}"
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    for _ in range(5):
-        live = cp.client.get(path)
-        replicas = live["spec"].get("replicas", 1)
-        live["status"] = {
-            "observedGeneration": live["metadata"]["generation"],
-            "replicas": replicas,
-            "updatedReplicas": replicas,
-            "readyReplicas": replicas,
-            "availableReplicas": replicas,
-            "conditions": [
-                {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
-                 "message": "Deployment has minimum availability.", "lastUpdateTime": now, "lastTransitionTime": now},
-                {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable",
-                 "message": "ReplicaSet has successfully progressed.", "lastUpdateTime": now,
-                 "lastTransitionTime": now},
-            ],
-        }  # fmt: skip
-        try:
-            cp.client.replace(f"{path}/status", live)
-            return
-        except APIError as err:
-            if err.code != 409:
-                raise
-    raise RuntimeError(f"could not write the status of Deployment {meta['name']}")
+    replicas = cp.client.get(path)["spec"].get("replicas", 1)
+    write_status(cp, path, {
+        "observedGeneration": 0,  # write_status sets the generation
+        "replicas": replicas,
+        "updatedReplicas": replicas,
+        "readyReplicas": replicas,
+        "availableReplicas": replicas,
+        "conditions": [
+            {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
+             "message": "Deployment has minimum availability.", "lastUpdateTime": now, "lastTransitionTime": now},
+            {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable",
+             "message": "ReplicaSet has successfully progressed.", "lastUpdateTime": now, "lastTransitionTime": now},
+        ],
+    })  # fmt: skip

@@ -15,6 +15,7 @@ import yaml
 from composites import manifest_path, resource_refs, xr_of
 
 from apiserver import ensure_namespace, resource_path
+from controller_play import COMPONENT_LABEL, play_deployments
 from controlplane import APIError, ControlPlane
 from corpus import example_claim
 from crossplane_core import Crossplane
@@ -22,7 +23,6 @@ from functions.api.upstream_operator import OPERATOR_FINALIZER
 from functions.contract import StepRequest
 from functions.kinds.graph.graph_render_step import render_graph_deployment
 from functions.kube.labels import RESTART_AT
-from test_crossplane_status import COMPONENT_LABEL, play_deployments
 
 REPO = Path(__file__).resolve().parents[1]
 SECONDS = 90.0

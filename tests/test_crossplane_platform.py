@@ -22,6 +22,7 @@ from test_dynamo_platform import kubeconfig
 from test_placement import observed_manifests
 
 from apiserver import ensure_namespace, install_crd, resource_path
+from controller_play import write_status
 from controlplane import APIError, ControlPlane
 from crossplane_core import Crossplane, apply
 from crossplane_rbac import CROSSPLANE_SA, service_account_user
@@ -30,7 +31,6 @@ from functions.tooling.pipeline import render
 from functions.tooling.render import admitted_xr
 from server import REPO
 from test_crossplane_e2e import api_plurals
-from test_crossplane_status import _write_status
 
 EXAMPLES = REPO / "examples" / "platform"
 SECONDS = 120.0
@@ -140,7 +140,7 @@ def play_providers(cp: ControlPlane, claim: dict[str, Any], plurals: Plurals) ->
                 extra = {"atProvider": {"state": "deployed", "revision": 1}}
             elif obj["kind"] in ("Cluster", "KubernetesCluster"):
                 extra = {"atProvider": {"endpoint": "203.0.113.10", "fqdn": "203.0.113.10"}}
-            _write_status(cp, path, {**READY, **extra})
+            write_status(cp, path, {**READY, **extra})
             secret = (obj["spec"].get("writeConnectionSecretToRef") or {}).get("name")
             if secret:
                 _secret(cp, namespace, secret)
@@ -236,7 +236,7 @@ def test_a_dgd_placed_on_a_platform_composes_objects_and_is_ready_from_what_they
             if (obj.get("status") or {}).get("atProvider"):
                 continue
             path = f"{objects_path}/{obj['metadata']['name']}"
-            _write_status(cp, path, {**READY, "atProvider": {"manifest": manifests[obj["metadata"]["name"]]}})
+            write_status(cp, path, {**READY, "atProvider": {"manifest": manifests[obj["metadata"]["name"]]}})
         nudge(cp, dgd)
         status = cp.client.get(claim_path(dgd)).get("status") or {}
         return status.get("state") == "successful"

@@ -15,9 +15,9 @@ from composites import xr_of
 from profiling_play import final_config, job_running, job_succeeded, running_output, success_output
 from test_crossplane_rbac import _composed, _create, _namespace, _until, claim_path, listed, nudge
 
+from controller_play import play_deployments
 from controlplane import APIError
 from crossplane_core import Crossplane
-from test_crossplane_status import play_deployments
 
 REPO = Path(__file__).resolve().parents[1]
 REQUEST = REPO / "examples" / "dgdr" / "vllm-sla.yaml"

@@ -25,18 +25,11 @@ from typing import Any
 import pytest
 import yaml
 
-from tooling import _missing, _tools_env, require_crank
+from tooling import _missing, _tools_env, project_version, require_crank
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("function-dynamo", "function-dynamo-configuration", "function-dynamo-claims")
 MANIFEST_TYPES = "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json"
-
-
-def _project_version() -> str:
-    for line in (REPO / "pyproject.toml").read_text().splitlines():
-        if line.startswith("version = "):
-            return "v" + line.split('"')[1]
-    raise AssertionError("pyproject.toml has no version")
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +83,7 @@ def test_release_image_pushes_every_package_pointed_at_its_function(registry: st
     """A bare host: the Configurations depend on the Function pushed there (Crossplane names it
     function-dynamo-function-dynamo, as the Compositions reference it). Under a path the dependency keeps its
     ghcr.io name, which the printed ImageConfig redirects."""
-    version = _project_version()
+    version = "v" + project_version()
     target = f"{registry}{path}"
     done = subprocess.run(
         ["bash", str(REPO / "scripts" / "release.sh"), target, version],
@@ -147,7 +140,7 @@ def signed_release(registry: str, tmp_path_factory: pytest.TempPathFactory) -> t
     assert made.returncode == 0, made.stderr
     out = tmp_path_factory.mktemp("signed-release") / "out"
     done = subprocess.run(
-        ["bash", str(REPO / "scripts" / "release.sh"), registry, _project_version()],
+        ["bash", str(REPO / "scripts" / "release.sh"), registry, "v" + project_version()],
         cwd=REPO, capture_output=True, text=True, timeout=1200,
         env={**os.environ, "RELEASE_OUT": str(out), "COSIGN_KEY": str(keys / "cosign.key"),
              "COSIGN_PASSWORD": "release-test", "COSIGN_SIGN_FLAGS": "--tlog-upload=false"},
@@ -168,7 +161,7 @@ def test_a_signed_release_verifies_with_its_key_only_and_attests_the_image_sbom(
     registry: str, signed_release: tuple[Path, Path], tmp_path: Path
 ) -> None:
     out, public_key = signed_release
-    version = _project_version()
+    version = "v" + project_version()
     for name in PACKAGES:
         ref = f"{registry}/function-dynamo/{name}:{version}"
         verified = _cosign("verify", "--key", str(public_key), "--insecure-ignore-tlog=true", ref)

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubelet_play import play_pod, report_available
 
+from controller_play import play_grove
 from controlplane import (
     APIError,
     ControlPlane,
@@ -58,8 +58,8 @@ from crossplane_core import (
     start_function,
     start_registry,
 )
-from test_crossplane_status import play_grove
-from tooling import _missing, _tools_env, pinned_version
+from kubelet_play import play_pod, report_available
+from tooling import _missing, _tools_env, pinned_version, project_version
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -80,20 +80,13 @@ def settings_names(block: str) -> set[str]:
     return {m.group(1) for m in re.finditer(r"^([A-Z_]+)=", block, re.M)}
 
 
-def _project_version() -> str:
-    text = (REPO / "pyproject.toml").read_text()
-    found = re.search(r'^version = "(.*)"$', text, re.M)
-    assert found, "pyproject.toml has no version"
-    return found.group(1)
-
-
 def test_the_quickstart_sets_what_it_uses_and_names_the_tested_versions() -> None:
     blocks = quickstart_blocks()
     kinds = [kind for kind, _ in blocks]
     assert kinds.count("settings") == 1 and kinds.count("run") >= 4, kinds
     settings = next(text for kind, text in blocks if kind == "settings")
     assert settings_names(settings) == SETTINGS
-    assert re.search(rf"^VERSION=v{re.escape(_project_version())}\b", settings, re.M), (
+    assert re.search(rf"^VERSION=v{re.escape(project_version())}\b", settings, re.M), (
         "the quickstart's VERSION is not pyproject.toml's"
     )
     run = "\n".join(text for kind, text in blocks if kind == "run")
@@ -223,7 +216,7 @@ def test_the_readme_quickstart_installs_crossplane_and_the_package_and_serves_th
     registry = start_registry(cp, tools["OCI_REGISTRY"])
     install_target_crds(cp)  # the played block: Grove's CRDs (and the other APIs'), not Grove's chart
     release_out = tmp_path / "release"
-    values = {"REGISTRY": registry, "VERSION": f"v{_project_version()}", "CROSSPLANE_CHARTS": charts,
+    values = {"REGISTRY": registry, "VERSION": f"v{project_version()}", "CROSSPLANE_CHARTS": charts,
               "HF_TOKEN": "hf_quickstart_test"}  # fmt: skip
     blocks = quickstart_blocks()
     script = "set -euo pipefail\nset -x\n" + "".join(f"{k}={v}\n" for k, v in values.items())

@@ -75,6 +75,13 @@ def pinned_version(name: str = "CROSSPLANE_VERSION") -> str | None:
     return match.group(1).strip("'\"") if match else None
 
 
+def project_version() -> str:
+    """pyproject.toml's version (``0.1.0``); the packages of this checkout carry it with a ``v``."""
+    found = re.search(r'^version = "(.*)"$', (REPO_ROOT / "pyproject.toml").read_text(), re.MULTILINE)
+    assert found, "pyproject.toml has no version"
+    return found.group(1)
+
+
 def _is_executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 

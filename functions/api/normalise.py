@@ -177,9 +177,18 @@ def without_nulls(value: Any) -> Any:
     return value
 
 
+def graph_claim(xr: dict[str, Any]) -> ClaimedObject:
+    """The DGD's identity and spec, as ``graph_from_graph_claim`` reads them."""
+    return claimed_object(xr, "DynamoGraphDeployment", string_annotations=True)
+
+
 def graph_from_xr(xr: dict[str, Any]) -> Graph:
     """Normalise an XDynamoGraphDeployment (or a claim) into a ``Graph``; raises ``SpecError``."""
-    obj = claimed_object(xr, "DynamoGraphDeployment", string_annotations=True)
+    return graph_from_graph_claim(graph_claim(xr))
+
+
+def graph_from_graph_claim(obj: ClaimedObject) -> Graph:
+    """``graph_from_xr`` for a caller that also reads the spec as written (``graph_claim(xr).spec``)."""
     name, namespace, spec = obj.name, obj.namespace, obj.spec
     shape = spec_shape(spec)
     try:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from functions.api.graph import Graph, SpecError
-from functions.api.normalise import claimed_object, graph_from_xr
+from functions.api.normalise import graph_claim, graph_from_graph_claim
 from functions.api.operator_config import (
     OPERATOR_CONFIG_REQUIREMENT,
     OperatorConfig,
@@ -173,7 +173,8 @@ def render_graph_deployment(req: StepRequest) -> StepResponse:
     try:
         check_xr_spec(req.observed_composite, SPEC_SCHEMA)
         operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
-        graph = graph_from_xr(req.observed_composite)
+        claim = graph_claim(req.observed_composite)
+        graph = graph_from_graph_claim(claim)
         origin = resolve_origin_version(
             graph.metadata_annotations,
             req.observed_composite.get("status") or {},
@@ -181,7 +182,7 @@ def render_graph_deployment(req: StepRequest) -> StepResponse:
         )
         graph = with_origin_version(graph, origin)
         graph = with_adapter_replicas(graph, req.observed_resources)  # the adapters own their replicas
-        raw = raw_components(graph, claimed_object(req.observed_composite, "DynamoGraphDeployment").spec)
+        raw = raw_components(graph, claim.spec)
         graph = dataclasses.replace(graph, worker_hash=worker_hash(graph, raw))
         check_annotations(graph)
         check_costly_rules(req.observed_composite.get("spec") or {})

@@ -2,7 +2,7 @@
 """Graphs reconciled on the real stack: the benchmark command for a real Crossplane (not a timed test).
 
     .venv/bin/python scripts/bench-cluster.py [--claims 1,20,100] [--package namespaced,claims,upstream]
-                                               [--profile SECONDS] [--crossplane-arg FLAG ...] [--json]
+                                               [--profile SECONDS] [--heap] [--crossplane-arg FLAG ...] [--json]
 
 It starts what the test suite starts (etcd, kube-apiserver, kube-controller-manager and Crossplane on
 127.0.0.1, function-dynamo installed from its packages; built by scripts/install-control-plane.sh and
@@ -26,7 +26,11 @@ resident memory after the round; Crossplane's CPU seconds and its reconciles per
 core start``, to measure its poll and rate settings; ``FUNCTION_DYNAMO_PACKAGES`` names prebuilt packages (of
 another commit, for a before/after). ``--profile SECONDS`` takes a CPU profile of kube-apiserver and of Crossplane
 (both serve pprof, on 127.0.0.1 only) during the last round and prints the top functions of each, by
-``go tool pprof -top``. Everything it starts is stopped by PID at the end.
+``go tool pprof -top``. ``--target-crds SETS`` chooses the composed APIs' CRDs installed beside the packages
+(all four the test suite installs by default; the README's install has only Grove's) and beside upstream's (none by
+default). ``--heap`` takes a heap profile of kube-apiserver after the last round (after a forced
+garbage collection, so it shows what is live) and prints what holds the memory, by the function that allocated
+it and by the one that called it. Everything it starts is stopped by PID at the end.
 """
 
 from __future__ import annotations
@@ -60,7 +64,8 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from apiserver import ensure_namespace, install_crd, resource_path  # noqa: E402
 from controlplane import ControlPlane, free_port, start_control_plane  # noqa: E402
-from crossplane_core import CLAIMS_CONFIGURATION, CONFIGURATION, start_crossplane  # noqa: E402
+from crossplane_core import CLAIMS_CONFIGURATION, CONFIGURATION, install_target_crds, start_crossplane  # noqa: E402
+from tooling import CRD_SETS  # noqa: E402
 
 COMPOSED = 6  # vllm-agg: PodCliqueSet, 2 Services, ServiceAccount, Role, RoleBinding
 KINDS = (
@@ -75,6 +80,7 @@ COMPOSITE_LABEL = "crossplane.io/composite"  # a namespaced DGD's own name (the 
 TIMEOUT_SECONDS = 900.0  # per round, plus SECONDS_PER_GRAPH for each graph
 SECONDS_PER_GRAPH = 5.0
 PACKAGES = ("namespaced", "claims", "upstream")
+SAMPLE_GRAPH = "bench-000"  # the graph whose every stored version the report walks through
 UPSTREAM_CRDS = REPO.parent / "shared" / "upstream" / "crds"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 LABEL = re.compile(r'(\w+)="([^"]*)"')
@@ -133,15 +139,23 @@ def take_profile(url: str, seconds: int, out: Path, context: ssl.SSLContext | No
         out.write_bytes(response.read())
 
 
+def take_heap_profile(url: str, out: Path, context: ssl.SSLContext | None = None) -> None:
+    """A pprof heap profile from ``url`` after a garbage collection (``gc=1``): the live heap, written to ``out``."""
+    with urllib.request.urlopen(f"{url}?gc=1", timeout=120, context=context) as response:
+        out.write_bytes(response.read())
+
+
 def profile_top(profile: Path, lines: int = 12, order: str = "-flat") -> list[str]:
-    """``go tool pprof -top``'s header and first ``lines`` functions, by flat (own) or cumulative CPU time."""
+    """``go tool pprof -top``'s header and first ``lines`` functions, by flat (own) or cumulative CPU time (or, for a
+    heap profile, live bytes)."""
     done = subprocess.run(["go", "tool", "pprof", "-top", order, f"-nodecount={lines}", str(profile)],
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     if done.returncode != 0:
         return [f"(go tool pprof failed: {done.stderr.strip()[:200]})"]
     text = done.stdout.splitlines()
     start = next((i for i, line in enumerate(text) if line.lstrip().startswith("flat")), 0)
-    return [line for line in text if line.startswith("Duration")] + text[start : start + lines + 1]
+    header = [line for line in text if line.startswith(("Duration", "Showing nodes"))]
+    return header[:1] + text[start : start + lines + 1]
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -223,26 +237,59 @@ class RoundState:
         self.lock = threading.Lock()
         self.objects: dict[str, set[str]] = {}
         self.ready: set[str] = set()
+        # Object versions the API server stored during the round, by resource: each one is a write to etcd and
+        # an event every watcher decodes and the watch cache keeps for a while.
+        self.versions: collections.Counter[str] = collections.Counter()
+        self.sample: list[dict[str, Any]] = []  # every version of the first graph, in order
 
     def composed_event(self, kind: str) -> Any:
+        resource = kind.rsplit("/", 1)[1]
+
         def on_event(event: str, obj: dict[str, Any]) -> None:
             labels = obj["metadata"].get("labels") or {}
             graph = labels.get(CLAIM_LABEL) or labels.get(COMPOSITE_LABEL)
             if graph and event in ("ADDED", "MODIFIED"):
                 with self.lock:
                     self.objects.setdefault(graph, set()).add(f"{kind}/{obj['metadata']['name']}")
+                    self.versions[resource] += 1
 
         return on_event
 
     def graph_event(self, event: str, obj: dict[str, Any]) -> None:
         conditions = {c["type"]: c["status"] for c in (obj.get("status") or {}).get("conditions") or []}
-        if event in ("ADDED", "MODIFIED") and conditions.get("Ready") == "True":
-            with self.lock:
+        with self.lock:
+            if event in ("ADDED", "MODIFIED"):
+                self.versions["dynamographdeployments"] += 1
+                if obj["metadata"]["name"] == SAMPLE_GRAPH:
+                    self.sample.append(obj)
+            if event in ("ADDED", "MODIFIED") and conditions.get("Ready") == "True":
                 self.ready.add(obj["metadata"]["name"])
 
     def composed(self) -> set[str]:
         with self.lock:
             return {graph for graph, objects in self.objects.items() if len(objects) >= COMPOSED}
+
+
+def changed_fields(before: dict[str, Any], after: dict[str, Any], depth: int = 3) -> list[str]:
+    """The dotted paths (to ``depth``) whose values differ between two versions of an object; conditions by type."""
+    if isinstance(before, dict) and isinstance(after, dict) and depth > 0:
+        out = []
+        for key in sorted(set(before) | set(after)):
+            if key in ("resourceVersion", "lastTransitionTime", "time"):
+                continue
+            out += [
+                f"{key}{'.' + sub if sub else ''}" for sub in changed_fields(before.get(key), after.get(key), depth - 1)
+            ]
+        return out
+    if (
+        isinstance(before, list)
+        and isinstance(after, list)
+        and all(isinstance(c, dict) and "type" in c for c in before + after)
+    ):
+        by_type = ({c["type"]: c for c in before}, {c["type"]: c for c in after})
+        return [f"[{t}]" for t in sorted(set(by_type[0]) | set(by_type[1]))
+                if changed_fields(by_type[0].get(t), by_type[1].get(t), depth)]  # fmt: skip
+    return [] if before == after else [""]
 
 
 def play_grove(cp: ControlPlane, namespace: str, name: str, cliques: list[dict[str, Any]]) -> None:
@@ -325,13 +372,21 @@ def run_round(cp: ControlPlane, n: int, upstream: bool = False) -> dict[str, Any
             "p95": round(percentile(to_composed, 95), 2),
         },
         "status_to_ready_s": {"p50": round(percentile(to_ready, 50), 2), "p95": round(percentile(to_ready, 95), 2)},
+        "versions_per_graph": {k: round(v / n, 1) for k, v in state.versions.most_common()},
+        "sample_versions": [
+            ", ".join(changed_fields(before, after)) or "(nothing but its resourceVersion)"
+            for before, after in zip(state.sample, state.sample[1:], strict=False)
+        ],
     }
 
 
-def _install(cp: ControlPlane, package: str, profile_port: int, crossplane_args: list[str]) -> tuple[float, int]:
+def _install(
+    cp: ControlPlane, package: str, profile_port: int, crossplane_args: list[str], target_crds: tuple[str, ...]
+) -> tuple[float, int]:
     """The package (or upstream's CRDs) on ``cp``; the seconds it took and Crossplane's metrics port (0: none)."""
     t0 = time.monotonic()
     if package == "upstream":
+        install_target_crds(cp, target_crds)
         if not UPSTREAM_CRDS.is_dir():
             raise SystemExit(f"bench-cluster: --package upstream needs upstream's CRDs in {UPSTREAM_CRDS}")
         for path in sorted(UPSTREAM_CRDS.glob("nvidia.com_*.yaml")):
@@ -341,7 +396,7 @@ def _install(cp: ControlPlane, package: str, profile_port: int, crossplane_args:
         return time.monotonic() - t0, 0
     configuration = CLAIMS_CONFIGURATION if package == "claims" else CONFIGURATION
     args = (f"--profile=127.0.0.1:{profile_port}", *crossplane_args)
-    crossplane = start_crossplane(cp, configuration, core_args=args)
+    crossplane = start_crossplane(cp, configuration, core_args=args, target_crds=target_crds)
     return time.monotonic() - t0, crossplane.metrics_port
 
 
@@ -385,6 +440,13 @@ def _measured_round(
     return result
 
 
+def _apiserver_heap(cp: ControlPlane, package: str) -> dict[str, list[str]]:
+    """The API server's live heap, top allocators by own bytes (flat) and by the bytes below them (cum)."""
+    path = cp.run_dir / f"heap-{package}.pprof"
+    take_heap_profile(f"{cp.client.base}/debug/pprof/heap", path, _admin_context(cp))
+    return {order.lstrip("-"): profile_top(path, lines=20, order=order) for order in ("-flat", "-cum")}
+
+
 def _print_table(package: str, install: float, rounds: list[dict[str, Any]], memory: dict[str, Any]) -> None:
     what = "upstream's CRDs installed" if package == "upstream" else "packages installed and every XRD Established"
     print(f"\n{package}: {what} in {install:.1f} s")
@@ -400,6 +462,11 @@ def _print_table(package: str, install: float, rounds: list[dict[str, Any]], mem
     last = rounds[-1]
     print(f"requests per graph during the {last['claims']}-graph round, by verb and resource:")
     print("    " + ", ".join(f"{k} {v / last['claims']:.1f}" for k, v in last["requests_by_kind"].items()))
+    if last.get("versions_per_graph"):
+        print(f"object versions stored per graph during the {last['claims']}-graph round, by resource:")
+        print("    " + ", ".join(f"{k} {v}" for k, v in last["versions_per_graph"].items()))
+        print(f"what changed in {SAMPLE_GRAPH}'s DynamoGraphDeployment, version by version:")
+        print("\n".join(f"    {i + 2}: {line}" for i, line in enumerate(last["sample_versions"])))
     if last.get("reconciles_per_graph"):
         print(f"Crossplane reconciles per graph during the {last['claims']}-graph round, by controller and result:")
         print("    " + ", ".join(f"{k} {v}" for k, v in last["reconciles_per_graph"].items()))
@@ -407,6 +474,9 @@ def _print_table(package: str, install: float, rounds: list[dict[str, Any]], mem
         for name, top in (r.get("profiles") or {}).items():
             print(f"CPU profile of {name} during the {r['claims']}-graph round:")
             print("\n".join("    " + line for line in top))
+    for order, top in (last.get("heap") or {}).items():
+        print(f"kube-apiserver's live heap after the {last['claims']}-graph round ({order}):")
+        print("\n".join("    " + line for line in top))
 
 
 def main() -> None:
@@ -415,6 +485,11 @@ def main() -> None:
     parser.add_argument("--package", default="namespaced", help=f"comma-separated, of {', '.join(PACKAGES)}")
     parser.add_argument("--profile", type=int, default=0, metavar="SECONDS",
                         help="CPU-profile kube-apiserver and Crossplane for SECONDS during the last round")  # fmt: skip
+    parser.add_argument("--target-crds", metavar="SETS",
+                        help=f"comma-separated, of {', '.join(CRD_SETS)}: the composed APIs' CRDs installed beside "
+                             "every package (default: all of them beside ours, none beside upstream's)")  # fmt: skip
+    parser.add_argument("--heap", action="store_true",
+                        help="heap-profile kube-apiserver (its live heap) after the last round")  # fmt: skip
     parser.add_argument("--crossplane-arg", action="append", default=[], metavar="FLAG",
                         help="one more `crossplane core start` flag (repeatable), e.g. --poll-interval=5m")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -424,21 +499,30 @@ def main() -> None:
     unknown = sorted(set(packages) - set(PACKAGES))
     if unknown:
         parser.error(f"--package: unknown {', '.join(unknown)} (choose from {', '.join(PACKAGES)})")
+    chosen = tuple(x.strip() for x in (args.target_crds or "").split(",") if x.strip())
+    if sorted(set(chosen) - set(CRD_SETS)):
+        parser.error(f"--target-crds: unknown {', '.join(sorted(set(chosen) - set(CRD_SETS)))}")
+    if args.target_crds is not None and "grove" not in chosen and set(packages) - {"upstream"}:
+        parser.error("--target-crds: the packages compose PodCliqueSets; include grove")
+    default_crds = {p: () if p == "upstream" else CRD_SETS for p in packages}
+    target_crds = {p: chosen if args.target_crds is not None else default_crds[p] for p in packages}
     # A SIGTERM must still stop what was started: turn it into SystemExit, which runs the finally below.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     report: dict[str, Any] = {}
     for package in packages:
         run_dir = Path(tempfile.mkdtemp(prefix=f"bench-cluster-{package}-"))
         print(f"bench-cluster: {package}: starting a control plane in {run_dir} ...", file=sys.stderr)
-        cp = start_control_plane(run_dir, audit=False, profiling=bool(args.profile))
+        cp = start_control_plane(run_dir, audit=False, profiling=bool(args.profile) or args.heap)
         try:
             profile_port = free_port()
-            install, metrics_port = _install(cp, package, profile_port, args.crossplane_arg)
+            install, metrics_port = _install(cp, package, profile_port, args.crossplane_arg, target_crds[package])
             rounds = []
             for i, n in enumerate(counts):
                 print(f"bench-cluster: {package}: {n} graphs ...", file=sys.stderr)
                 profile = args.profile if i == len(counts) - 1 else 0
                 rounds.append(_measured_round(cp, package, n, profile, profile_port, metrics_port))
+            if args.heap:
+                rounds[-1]["heap"] = _apiserver_heap(cp, package)
             names = ("kube-apiserver", "crossplane", "function-dynamo", "etcd")
             memory = {name: status_mib(cp.pids[name]) for name in names if name in cp.pids}
         finally:

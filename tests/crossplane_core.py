@@ -286,9 +286,10 @@ def apply(cp: ControlPlane, obj: dict[str, Any], path: str) -> dict[str, Any]:
     return cp.client.replace(f"{path}/{obj['metadata']['name']}", obj)
 
 
-def install_target_crds(cp: ControlPlane) -> None:
-    """The CRDs of the APIs the package composes (Grove, LWS, Istio, Inference Extension); existing ones are kept."""
-    for name in CRD_SETS:
+def install_target_crds(cp: ControlPlane, sets: tuple[str, ...] = CRD_SETS) -> None:
+    """The CRDs of the APIs the package composes (by default all: Grove, LWS, Istio, Inference Extension); existing
+    ones are kept."""
+    for name in sets:
         directory = crds_dir(name)
         if directory is None:
             _missing(f"CRDs for {name!r} not installed: run scripts/install-tools.sh")
@@ -301,11 +302,15 @@ def install_target_crds(cp: ControlPlane) -> None:
 
 
 def start_crossplane(
-    cp: ControlPlane, configuration: str = CONFIGURATION, core_args: tuple[str, ...] = ()
+    cp: ControlPlane,
+    configuration: str = CONFIGURATION,
+    core_args: tuple[str, ...] = (),
+    target_crds: tuple[str, ...] = CRD_SETS,
 ) -> Crossplane:
     """Crossplane on ``cp`` with ``configuration`` (the default package, or ``CLAIMS_CONFIGURATION``) installed,
     started with ``RECOMMENDED_CORE_ARGS``; ``core_args`` are more flags for ``crossplane core start`` (a
-    benchmark's, e.g. turning realtime off; a flag given twice takes the later value)."""
+    benchmark's, e.g. turning realtime off; a flag given twice takes the later value). ``target_crds`` are the
+    sets of composed APIs' CRDs installed beside it (``tests/tooling.CRD_SETS``)."""
     tools = require_tools()
     assert cp.kubeconfig is not None
     ensure_namespace(cp.client, NAMESPACE)
@@ -362,7 +367,7 @@ def start_crossplane(
     for path in (REPO / "package" / "rbac").glob("*.yaml"):
         for role in yaml.safe_load_all(path.read_text()):
             apply(cp, role, "/apis/rbac.authorization.k8s.io/v1/clusterroles")
-    install_target_crds(cp)
+    install_target_crds(cp, target_crds)
     apply(cp, {"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration", "metadata": {"name": configuration},
                "spec": {"package": f"{PACKAGE_PREFIX}{configuration}:{PACKAGE_VERSION}"}},
           f"{PKG}/configurations")  # fmt: skip

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from controlplane import APIError, Client
 from functions.tooling.admit_manifest import crds_by_kind
@@ -14,6 +15,9 @@ from functions.tooling.manifests import load_documents
 from functions.tooling.validation import derive_crds
 
 REPO = Path(__file__).resolve().parents[1]
+SETTLE_SECONDS = 90.0  # how long a real-stack test waits for the cluster to reach what it expects
+POLL_SECONDS = 0.5
+_T = TypeVar("_T")
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 ESTABLISH_SECONDS = 60.0
 
@@ -93,3 +97,23 @@ def ensure_namespace(client: Client, name: str) -> None:
     except APIError as err:
         if err.code != 409:
             raise
+
+
+def until(what: str, probe: Callable[[], _T], seconds: float = SETTLE_SECONDS) -> _T:
+    """``probe()``'s first truthy value, asked every half second; a 404 from the API server counts as not there
+    yet. AssertionError naming ``what`` and the last value seen after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    last: Any = None
+    while True:
+        try:
+            last = probe()
+        except APIError as err:
+            if err.code != 404:
+                raise
+            last = None
+        if last:
+            return last
+        if time.monotonic() > deadline:
+            shown = repr(last)
+            raise AssertionError(f"{what}: not so after {seconds:.0f}s (last seen: {shown[:300]})")
+        time.sleep(POLL_SECONDS)

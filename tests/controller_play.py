@@ -9,17 +9,15 @@ and by tests/kubelet_play.py.
 from __future__ import annotations
 
 import copy
-import time
 from pathlib import Path
 from typing import Any
 
-from apiserver import resource_path
+from apiserver import resource_path, until
 from controlplane import APIError, ControlPlane
 from functions.tooling.manifests import load_documents
 
 REPO = Path(__file__).resolve().parents[1]
 STATUS = REPO / "tests" / "scenarios" / "status"
-SETTLE_SECONDS = 90.0
 COMPONENT_LABEL = "nvidia.com/dynamo-component"
 SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")
 
@@ -27,22 +25,6 @@ SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "m
 def _path(api_version: str, plural: str, namespace: str, name: str = "") -> str:
     group, version = api_version.split("/")
     return resource_path(group, version, plural, namespace, name or None)
-
-
-def wait_until_there(what: str, get: Any, seconds: float = SETTLE_SECONDS) -> Any:
-    """``get()``'s first truthy value, a 404 counting as not there yet; AssertionError after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            got = get()
-            if got:
-                return got
-        except APIError as err:
-            if err.code != 404:
-                raise
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not there after {seconds:.0f}s")
-        time.sleep(0.5)
 
 
 def write_status(cp: ControlPlane, path: str, status: dict[str, Any]) -> None:
@@ -68,7 +50,7 @@ def play_grove(cp: ControlPlane, scenario: str, namespace: str) -> None:
     observed = {o["kind"]: o for o in load_documents(directory / "observed.yaml")}
     pcs_obj = observed["PodCliqueSet"]
     pcs_path = _path(pcs_obj["apiVersion"], "podcliquesets", namespace, pcs_obj["metadata"]["name"])
-    pcs = wait_until_there(f"PodCliqueSet {pcs_obj['metadata']['name']}", lambda: cp.client.get(pcs_path))
+    pcs = until(f"PodCliqueSet {pcs_obj['metadata']['name']}", lambda: cp.client.get(pcs_path))
     plurals = {"PodClique": "podcliques", "PodCliqueScalingGroup": "podcliquescalinggroups"}
     uids = {("PodCliqueSet", pcs["metadata"]["name"]): pcs["metadata"]["uid"]}
     pending = load_documents(directory / "required.yaml")

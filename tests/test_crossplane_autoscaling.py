@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from test_crossplane_lifecycle import _apply, _clique_replicas, _until
+from test_crossplane_lifecycle import _apply, _clique_replicas
 
-from apiserver import ensure_namespace, resource_path
+from apiserver import ensure_namespace, resource_path, until
 from controlplane import APIError, ControlPlane, start_process, wait_for
 from crossplane_core import Crossplane
 from pki import issue
@@ -70,7 +70,7 @@ def _serve_external_metrics(cp: ControlPlane) -> Path:
             c["type"] == "Available" and c["status"] == "True" for c in got.get("status", {}).get("conditions", [])
         )
 
-    _until("the external metrics APIService Available", available)
+    until("the external metrics APIService Available", available)
     return values
 
 
@@ -114,12 +114,12 @@ def test_kubectl_scale_and_an_hpa_drive_the_component_through_the_adapter(crossp
     name = "vllm-autoscaled-vllmdecodeworker"
     adapter = resource_path("nvidia.com", "v1beta1", ADAPTER_PLURAL, namespace, name)
     pcs = resource_path("grove.io", "v1alpha1", "podcliquesets", namespace, "vllm-autoscaled")
-    _until("the decode adapter and the PodCliqueSet", lambda: cp.client.get(adapter) and cp.client.get(pcs))
+    until("the decode adapter and the PodCliqueSet", lambda: cp.client.get(adapter) and cp.client.get(pcs))
 
     # kubectl scale dgdsa vllm-autoscaled-vllmdecodeworker --replicas=3: a write to the scale subresource
     cp.client.merge_patch(f"{adapter}/scale", {"spec": {"replicas": 3}})
-    _until("decode clique at 3 (kubectl scale)", lambda: _clique_replicas(cp.client.get(pcs), "vllmdecodeworker") == 3)
-    scale = _until("the scale subresource reporting 3", lambda: (
+    until("decode clique at 3 (kubectl scale)", lambda: _clique_replicas(cp.client.get(pcs), "vllmdecodeworker") == 3)
+    scale = until("the scale subresource reporting 3", lambda: (
         s if (s := cp.client.get(f"{adapter}/scale"))["status"].get("replicas") == 3 else None))  # fmt: skip
     assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 3
     assert scale["status"]["selector"] == (
@@ -132,7 +132,7 @@ def test_kubectl_scale_and_an_hpa_drive_the_component_through_the_adapter(crossp
     cp.client.create(f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers", _hpa(namespace, name))
     hpa_path = f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers/decode"
     try:
-        _until(
+        until(
             "decode clique at 6 (the HPA)", lambda: _clique_replicas(cp.client.get(pcs), "vllmdecodeworker") == 6, 120
         )
     except AssertionError as err:
@@ -141,7 +141,7 @@ def test_kubectl_scale_and_an_hpa_drive_the_component_through_the_adapter(crossp
         ) from None
     assert cp.client.get(adapter)["spec"]["replicas"] == 6
     _set_metric(values, "decode_queue_depth", 20)
-    _until("decode clique at 2 (the HPA)", lambda: _clique_replicas(cp.client.get(pcs), "vllmdecodeworker") == 2, 120)
+    until("decode clique at 2 (the HPA)", lambda: _clique_replicas(cp.client.get(pcs), "vllmdecodeworker") == 2, 120)
     hpa = cp.client.get(f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers/decode")
     able = {c["type"]: c["status"] for c in hpa["status"]["conditions"]}
     assert able["AbleToScale"] == "True" and able["ScalingActive"] == "True", hpa["status"]

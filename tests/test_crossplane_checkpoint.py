@@ -17,14 +17,13 @@ from test_crossplane_rbac import (
     _composed,
     _create,
     _namespace,
-    _until,
     claim_path,
     listed,
     nudge,
     play_job_pod,
 )
 
-from apiserver import install_crd
+from apiserver import install_crd, until
 from crossplane_core import Crossplane, apply
 from tooling import require_shared
 
@@ -92,14 +91,14 @@ def test_a_checkpoint_goes_from_its_job_to_ready(crossplane: Crossplane, checkpo
     cp = crossplane.cp
     namespace = _namespace(CHECKPOINT_EXAMPLE, "lifecycle-")
     claim = _create(cp, CHECKPOINT_EXAMPLE, namespace)
-    _until("no checkpoint Job composed", lambda: "Job" in _composed(cp, claim))
+    until("no checkpoint Job composed", lambda: "Job" in _composed(cp, claim))
     jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
     (job,) = listed(cp, jobs, "the checkpoint Job was never created")
     name = job["metadata"]["name"]
     assert job["spec"]["template"]["metadata"]["labels"]["nvidia.com/snapshot-is-checkpoint-source"] == "true"
     created = play_job_pod(cp, namespace, job)  # the Job controller's part
     nudge(cp, claim)
-    _until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
+    until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
     snapshots = f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots"
     (snapshot,) = listed(cp, snapshots, "no PodSnapshot created for the Job's pod")
     assert snapshot["spec"]["source"]["podRef"] == {
@@ -107,17 +106,17 @@ def test_a_checkpoint_goes_from_its_job_to_ready(crossplane: Crossplane, checkpo
         "uid": created["metadata"]["uid"],
         "containers": ["main"],
     }
-    _until("the claim never reported Creating", lambda: _claim_status(crossplane, claim).get("phase") == "Creating")
+    until("the claim never reported Creating", lambda: _claim_status(crossplane, claim).get("phase") == "Creating")
     play_capture(cp, namespace, snapshot, name)
     # The claim gets the XR's status fields and its conditions in separate updates: wait for both.
-    status = _until("the claim never reported Ready with JobCompleted", lambda: _ready_status(crossplane, claim))
+    status = until("the claim never reported Ready with JobCompleted", lambda: _ready_status(crossplane, claim))
     assert status["createdAt"] == DONE
     assert status["podSnapshotName"] == snapshot["metadata"]["name"]
     conditions = {c["type"]: c for c in status.get("conditions") or []}
     assert conditions["JobCompleted"]["reason"] == "PodSnapshotAndJobReady"
-    _until("the claim never became Ready", lambda: _ready(_claim_status(crossplane, claim)))
+    until("the claim never became Ready", lambda: _ready(_claim_status(crossplane, claim)))
     # Upstream deletes the Job once Ready; the PodSnapshot (and so the capture) stays.
-    _until("the Job was not removed after Ready", lambda: "Job" not in _composed(cp, claim))
+    until("the Job was not removed after Ready", lambda: "Job" not in _composed(cp, claim))
     assert _composed(cp, claim) == {"PodSnapshot"}
 
 
@@ -142,19 +141,19 @@ def test_a_dgd_waits_for_its_auto_checkpoint_then_restores_from_it(
     (checkpoint,) = listed(cp, checkpoints, "the DGD composed no DynamoCheckpoint")
     ckpt_id = checkpoint["metadata"]["labels"]["nvidia.com/snapshot-checkpoint-id"]
     assert checkpoint["metadata"]["name"] == f"checkpoint-{ckpt_id}"
-    xr = _until("the DGD's XR", lambda: xr_of(cp, dgd))
+    xr = until("the DGD's XR", lambda: xr_of(cp, dgd))
     assert checkpoint["spec"]["identity"]["extraParameters"]["dgdUID"], "the XR's UID is part of the ID"
     owners = {(r["kind"], r["name"]) for r in checkpoint["metadata"]["ownerReferences"]}
     assert (xr["kind"], xr["metadata"]["name"]) in owners, "owned by the DGD (deletionPolicy Delete)"
-    clique = _until("no PodCliqueSet with the worker", lambda: _worker_clique(cp, namespace))
+    clique = until("no PodCliqueSet with the worker", lambda: _worker_clique(cp, namespace))
     assert clique["spec"]["replicas"] == 0, "WaitForCheckpoint holds the worker at 0"
-    waiting = _until("the DGD never reported waiting_for_checkpoint", lambda: next(
+    waiting = until("the DGD never reported waiting_for_checkpoint", lambda: next(
         (c for c in _claim_status(crossplane, dgd).get("conditions") or []
          if c["type"] == "DynamoGraphReady" and c["reason"] == "waiting_for_checkpoint"), None))  # fmt: skip
     assert waiting["message"] == f"Waiting for checkpoints: VllmWorker ({checkpoint['metadata']['name']})"
 
     # The checkpoint's own pipeline: its Job, the Job's pod, the PodSnapshot, Ready.
-    _until("no checkpoint Job composed", lambda: "Job" in _composed(cp, checkpoint))
+    until("no checkpoint Job composed", lambda: "Job" in _composed(cp, checkpoint))
     jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
     (job,) = listed(cp, jobs, "the checkpoint Job was never created")
     assert job["metadata"]["name"] == f"checkpoint-job-{ckpt_id}-1", "the Job carries the auto checkpoint's ID"
@@ -163,24 +162,24 @@ def test_a_dgd_waits_for_its_auto_checkpoint_then_restores_from_it(
     assert template["metadata"]["labels"]["nvidia.com/dynamo-graph-deployment-name"] == "vllm-agg-ckpt"
     play_job_pod(cp, namespace, job)
     nudge(cp, checkpoint)
-    _until("no PodSnapshot composed", lambda: "PodSnapshot" in _composed(cp, checkpoint))
+    until("no PodSnapshot composed", lambda: "PodSnapshot" in _composed(cp, checkpoint))
     (snapshot,) = listed(cp, f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots", "no PodSnapshot")
     play_capture(cp, namespace, snapshot, job["metadata"]["name"])
-    _until("the checkpoint never became Ready", lambda: _ready_status(crossplane, checkpoint))
+    until("the checkpoint never became Ready", lambda: _ready_status(crossplane, checkpoint))
 
     # The DGD sees it Ready: the worker runs its replicas, restore-shaped.
     nudge(cp, dgd)
-    restored = _until("the worker was never restore-shaped", lambda: (
+    restored = until("the worker was never restore-shaped", lambda: (
         c if (c := _worker_clique(cp, namespace)) and c["spec"]["replicas"] == 2 else None))  # fmt: skip
     assert restored["labels"]["nvidia.com/snapshot-is-restore-target"] == "true"
     assert restored["labels"]["nvidia.com/snapshot-checkpoint-id"] == ckpt_id
     main = restored["spec"]["podSpec"]["containers"][0]
     assert {"name": "DYN_SNAPSHOT_RESTORE_STANDBY", "value": "1"} in main["env"]
-    entry = _until("status.checkpoints never said ready", lambda: (
+    entry = until("status.checkpoints never said ready", lambda: (
         e if (e := (_claim_status(crossplane, dgd).get("checkpoints") or {}).get("VllmWorker", {})).get("ready")
         else None))  # fmt: skip
     assert entry["checkpointName"] == checkpoint["metadata"]["name"]
 
     # Deleting the DGD takes its (Delete-policy) checkpoint with it.
     cp.client.delete(claim_path(dgd))
-    _until("the auto checkpoint outlived its DGD", lambda: not cp.client.get(checkpoints)["items"])
+    until("the auto checkpoint outlived its DGD", lambda: not cp.client.get(checkpoints)["items"])

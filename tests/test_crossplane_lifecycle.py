@@ -14,7 +14,7 @@ import pytest
 import yaml
 from composites import manifest_path, resource_refs, xr_of
 
-from apiserver import ensure_namespace, resource_path
+from apiserver import ensure_namespace, resource_path, until
 from controller_play import COMPONENT_LABEL, play_deployments
 from controlplane import APIError, ControlPlane
 from corpus import example_claim
@@ -39,26 +39,10 @@ def _apply(cp: ControlPlane, example: str, namespace: str) -> tuple[dict[str, An
     return claim, f"{collection}/{claim['metadata']['name']}"
 
 
-def _until(what: str, probe: Any, seconds: float = SECONDS) -> Any:
-    deadline = time.monotonic() + seconds
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = probe()
-        except APIError as err:
-            if err.code != 404:
-                raise
-            last = None
-        if last:
-            return last
-        time.sleep(0.5)
-    raise AssertionError(f"{what}: not so after {seconds:.0f}s (last seen: {last!r})")
-
-
 def _xr(cp: ControlPlane, claim_path: str) -> dict[str, Any]:
     """The XR of the DGD applied at ``claim_path`` (the DGD itself in the default package)."""
     applied = cp.client.get(claim_path)
-    return _until("the DGD's XR", lambda: xr_of(cp, applied))
+    return until("the DGD's XR", lambda: xr_of(cp, applied))
 
 
 def _clique_replicas(pcs: dict[str, Any], clique: str) -> int | None:
@@ -75,7 +59,7 @@ def test_an_autoscaler_patching_an_adapter_rescales_the_podcliqueset(crossplane:
     pcs_path = resource_path("grove.io", "v1alpha1", "podcliquesets", namespace, "vllm-autoscaled")
     adapter = resource_path("nvidia.com", "v1beta1", "dynamographdeploymentscalingadapters", namespace,
                             "vllm-autoscaled-vllmdecodeworker")  # upstream's name, in the DGD's namespace  # fmt: skip
-    _until("the decode adapter and the PodCliqueSet", lambda: cp.client.get(adapter) and cp.client.get(pcs_path))
+    until("the decode adapter and the PodCliqueSet", lambda: cp.client.get(adapter) and cp.client.get(pcs_path))
     assert _clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 2
     stale = cp.client.get(adapter)
     # patches in quick succession, each likely to land while a DGD reconcile that read the previous
@@ -83,11 +67,11 @@ def test_an_autoscaler_patching_an_adapter_rescales_the_podcliqueset(crossplane:
     for replicas in (5, 3, 7, 4):
         cp.client.merge_patch(adapter, {"spec": {"replicas": replicas}})
         time.sleep(0.4)
-    _until("decode clique at 4 replicas", lambda: _clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 4)
+    until("decode clique at 4 replicas", lambda: _clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 4)
     time.sleep(3)  # a later reconcile must not put an older value back
     assert cp.client.get(adapter)["spec"]["replicas"] == 4
     assert _clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 4
-    status = _until("the adapter's status", lambda: (cp.client.get(adapter).get("status") or {}).get("replicas") == 4)
+    status = until("the adapter's status", lambda: (cp.client.get(adapter).get("status") or {}).get("replicas") == 4)
     assert status
 
     # what a reconcile that read the adapter before the patches desires, applied as Crossplane
@@ -141,8 +125,8 @@ def _composed_versions(cp: ControlPlane, xr: dict[str, Any], namespace: str) -> 
 def _composed_agg(cp: ControlPlane, namespace: str) -> tuple[str, dict[str, Any]]:
     """vllm-agg applied in ``namespace`` once its six objects exist; (claim path, XR)."""
     _, claim_path = _apply(cp, "vllm-agg.yaml", namespace)
-    xr = _until("all six composed", lambda: len(resource_refs(x := _xr(cp, claim_path))) == 6 and x)
-    _until("every composed object", lambda: _composed_versions(cp, xr, namespace))
+    xr = until("all six composed", lambda: len(resource_refs(x := _xr(cp, claim_path))) == 6 and x)
+    until("every composed object", lambda: _composed_versions(cp, xr, namespace))
     return claim_path, xr
 
 
@@ -164,7 +148,7 @@ def test_a_bad_update_changes_nothing_and_the_claim_names_the_field(crossplane: 
         synced = next((c for c in xr_now["status"].get("conditions") or [] if c["type"] == "Synced"), {})
         return synced.get("message") if synced.get("status") == "False" and field in synced.get("message", "") else None
 
-    message = _until("the XR refusing the update", refused)
+    message = until("the XR refusing the update", refused)
     assert "must name a container of podTemplate.spec.containers" in message
     events = cp.client.get(f"/api/v1/namespaces/{namespace}/events")["items"]
     assert any(
@@ -194,14 +178,14 @@ def test_a_graph_the_upstream_operator_manages_is_refused_until_it_lets_go(cross
                        if c["type"] == "Synced"), {})  # fmt: skip
         return synced.get("message") if synced.get("status") == "False" else None
 
-    message = _until("the DGD refused", refused)
+    message = until("the DGD refused", refused)
     assert f"{namespace}/vllm-agg carries the upstream Dynamo operator's finalizer {OPERATOR_FINALIZER}" in message
     assert "function-dynamo migrate release" in message
     assert not resource_refs(cp.client.get(path))
     assert not _exists(cp, resource_path("grove.io", "v1alpha1", "podcliquesets", namespace, "vllm-agg"))
     kept = [f for f in cp.client.get(path)["metadata"].get("finalizers") or [] if f != OPERATOR_FINALIZER]
     cp.client.merge_patch(path, {"metadata": {"finalizers": kept}})  # Crossplane's own stays
-    _until("composed once the operator let go", lambda: len(resource_refs(cp.client.get(path))) == 6)
+    until("composed once the operator let go", lambda: len(resource_refs(cp.client.get(path))) == 6)
 
 
 def test_deleting_a_claim_removes_every_composed_object(crossplane: Crossplane) -> None:
@@ -211,7 +195,7 @@ def test_deleting_a_claim_removes_every_composed_object(crossplane: Crossplane) 
     cp.client.delete(claim_path)
     xr_path = manifest_path(xr)  # the DGD itself; under a claim, its cluster XR
     paths = [xr_path, *(_ref_path(ref, namespace) for ref in resource_refs(xr))]
-    _until("the XR and everything it composed deleted", lambda: not any(_exists(cp, p) for p in paths))
+    until("the XR and everything it composed deleted", lambda: not any(_exists(cp, p) for p in paths))
 
 
 def test_a_new_restart_id_walks_the_components_one_by_one(crossplane: Crossplane) -> None:
@@ -229,7 +213,7 @@ def test_a_new_restart_id_walks_the_components_one_by_one(crossplane: Crossplane
         play_deployments(cp, namespace)
         return status().get("state") == "successful"
 
-    _until("the graph ready", ready, seconds=2 * SECONDS)
+    until("the graph ready", ready, seconds=2 * SECONDS)
     before = {
         d["metadata"]["labels"].get(COMPONENT_LABEL): (
             d["metadata"]["generation"],

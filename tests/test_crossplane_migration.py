@@ -38,7 +38,7 @@ import yaml
 from composites import without_crossplane_metadata
 from test_upstream_golden import NAMESPACE, rendered, scenario_input
 
-from apiserver import ensure_namespace
+from apiserver import ensure_namespace, until
 from controlplane import ControlPlane, require_kubectl, start_control_plane
 from crossplane_core import CONFIGURATION, install_target_crds, start_crossplane
 from functions.tooling.kubectl import resource_of
@@ -161,17 +161,6 @@ def _uid_spec(obj: Obj | None) -> tuple[str, str] | None:
     return None if obj is None else (obj["metadata"]["uid"], json.dumps(obj.get("spec"), sort_keys=True))
 
 
-def _until(what: str, check: Any, seconds: float = SECONDS) -> Any:
-    deadline = time.monotonic() + seconds
-    while True:
-        got = check()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {seconds:.0f}s waiting for {what}")
-        time.sleep(1)
-
-
 def test_graphs_move_from_the_operator_to_the_package_and_back_with_the_same_objects(
     cluster: tuple[ControlPlane, Path], tmp_path: Path
 ) -> None:
@@ -221,9 +210,10 @@ def test_graphs_move_from_the_operator_to_the_package_and_back_with_the_same_obj
     assert released.returncode == 0, released.stdout + released.stderr
     assert "paused" in released.stderr
     kubectl(cp, binary, "delete", "configuration.pkg.crossplane.io", CONFIGURATION, "--wait=true")
-    _until(
+    until(
         "the package's CRDs gone",
         lambda: not any(kubectl(cp, binary, "get", "crd", name, "--ignore-not-found").strip() for name in CRDS),
+        SECONDS,
     )
     for path in upstream_crd_files():
         kubectl(cp, binary, "apply", "--server-side", "-f", str(path))

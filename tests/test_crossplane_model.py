@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from test_crossplane_rbac import _create, _namespace, _until, claim_path, listed, nudge, play_job_pod
+from test_crossplane_rbac import _create, _namespace, claim_path, listed, nudge, play_job_pod
 
-from apiserver import ensure_namespace
+from apiserver import ensure_namespace, until
 from crossplane_core import Crossplane
 from functions.kube.labels import model_hash
 from server import REPO
@@ -61,11 +61,11 @@ def test_a_base_model_discovers_its_endpoints(crossplane: Crossplane) -> None:
     namespace = _namespace(BASE, "model-")
     play_workers(crossplane, namespace, 2)
     claim = _create(crossplane.cp, BASE, namespace)
-    status = _until("the base model never discovered its endpoints",
+    status = until("the base model never discovered its endpoints",
                     lambda: s if (s := _status(crossplane, claim)).get("totalEndpoints") == 2 else None)  # fmt: skip
     assert status["readyEndpoints"] == 0
     assert {e["podName"] for e in status["endpoints"]} == {"worker-0", "worker-1"}
-    ready = _until("no EndpointsReady", lambda: _condition(_status(crossplane, claim), "EndpointsReady") or None)
+    ready = until("no EndpointsReady", lambda: _condition(_status(crossplane, claim), "EndpointsReady") or None)
     assert (ready["status"], ready["reason"]) == ("True", "EndpointsDiscovered")
 
 
@@ -83,7 +83,7 @@ def test_a_lora_is_loaded_by_its_job_and_then_serves(crossplane: Crossplane) -> 
         condition = _condition(_status(crossplane, claim), "EndpointsReady")
         return condition if condition.get("reason") == "NotReady" else None
 
-    waiting = _until("the model never reported NotReady while loading", loading)
+    waiting = until("the model never reported NotReady while loading", loading)
     assert waiting["status"] == "False"
     # The Job controller's part: the pod ran the script and wrote each endpoint's result.
     pod = play_job_pod(cp, namespace, job)
@@ -93,10 +93,10 @@ def test_a_lora_is_loaded_by_its_job_and_then_serves(crossplane: Crossplane) -> 
         "state": {"terminated": {"exitCode": 0, "reason": "Completed", "message": lines + "\n"}}}]}  # fmt: skip
     cp.client.replace(f"/api/v1/namespaces/{namespace}/pods/{pod['metadata']['name']}/status", pod)
     nudge(cp, claim)
-    status = _until("the LoRA never served",
+    status = until("the LoRA never served",
                     lambda: s if (s := _status(crossplane, claim)).get("readyEndpoints") == 2 else None)  # fmt: skip
     assert all(e["ready"] for e in status["endpoints"])
-    done = _until("EndpointsReady never turned True", lambda: c if (
+    done = until("EndpointsReady never turned True", lambda: c if (
         c := _condition(_status(crossplane, claim), "EndpointsReady")).get("status") == "True" else None)  # fmt: skip
     assert done["reason"] == "AllEndpointsReady"
     assert done["message"] == "All 2 endpoint(s) are ready or covered by a capable prefill"

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from composites import resource_refs
 from test_apiserver_provider_crds import PROVIDER_KINDS, provider_crds
-from test_crossplane_rbac import _create, _until, _xr, claim_path, nudge
+from test_crossplane_rbac import _create, _xr, claim_path, nudge
 from test_dynamo_platform import kubeconfig
 from test_placement import observed_manifests
 
-from apiserver import ensure_namespace, install_crd, resource_path
+from apiserver import ensure_namespace, install_crd, resource_path, until
 from controller_play import write_status
 from controlplane import APIError, ControlPlane
 from crossplane_core import Crossplane, apply
@@ -68,7 +68,7 @@ def install_providers(crossplane: Crossplane) -> Plurals:
     apply(cp, role, "/apis/rbac.authorization.k8s.io/v1/clusterroles")
     # The kube-controller-manager aggregates it into Crossplane's role: wait, so that no request of Crossplane's is
     # refused meanwhile (test_crossplane_rbac reads the audit log).
-    _until("the provider kinds never reached Crossplane's role", lambda: all(
+    until("the provider kinds never reached Crossplane's role", lambda: all(
         _crossplane_may(cp, rule["apiGroups"][0], rule["resources"][0]) for rule in rules))  # fmt: skip
     return api_plurals(crossplane)
 
@@ -220,7 +220,7 @@ def test_a_dgd_placed_on_a_platform_composes_objects_and_is_ready_from_what_they
     dgd["metadata"]["annotations"][PLATFORM_LABEL] = "gpu-placed"
     dgd = _create(cp, dgd, "placed-demo")
     objects_path = "/apis/kubernetes.m.crossplane.io/v1alpha1/namespaces/placed-demo/objects"
-    objects = _until("no Object composed for the placed DGD", lambda: cp.client.get(objects_path)["items"])
+    objects = until("no Object composed for the placed DGD", lambda: cp.client.get(objects_path)["items"])
     assert all(o["spec"]["providerConfigRef"]["name"] == "dynamo-platform-gpu-placed" for o in objects)
     for local in (
         "/apis/grove.io/v1alpha1/namespaces/placed-demo/podcliquesets",

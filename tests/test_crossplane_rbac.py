@@ -21,7 +21,7 @@ import pytest
 import yaml
 from composites import manifest_path, resource_refs, xr_of, xr_path_of
 
-from apiserver import ensure_namespace, install_crd, plural, resource_path
+from apiserver import ensure_namespace, install_crd, plural, resource_path, until
 from controlplane import APIError, ControlPlane
 from corpus import example_claim
 from crossplane_core import Crossplane, apply
@@ -114,18 +114,10 @@ CHECKPOINT_PLATFORM = {
 }
 
 
-def _until(what: str, check: Any) -> Any:
-    deadline = time.monotonic() + SECONDS
-    while not (got := check()):
-        assert time.monotonic() < deadline, what
-        time.sleep(0.5)
-    return got
-
-
 def listed(cp: ControlPlane, collection: str, what: str) -> list[dict[str, Any]]:
     """The objects of ``collection`` once there are any. An XR's resourceRefs name a composed object before
     Crossplane has applied it, so a kind in them does not mean the object exists yet."""
-    return _until(what, lambda: cp.client.get(collection)["items"])
+    return until(what, lambda: cp.client.get(collection)["items"])
 
 
 def nudge(cp: ControlPlane, claim: dict[str, Any]) -> None:
@@ -168,11 +160,11 @@ def _reconcile_checkpoint(cp: ControlPlane) -> None:
     try:
         namespace = _namespace(CHECKPOINT_EXAMPLE, "rbac-")
         claim = _create(cp, CHECKPOINT_EXAMPLE, namespace)
-        _until("the checkpoint Job was never composed", lambda: "Job" in _composed(cp, claim))
+        until("the checkpoint Job was never composed", lambda: "Job" in _composed(cp, claim))
         (job,) = listed(cp, f"/apis/batch/v1/namespaces/{namespace}/jobs", "the checkpoint Job was never created")
         play_job_pod(cp, namespace, job)
         nudge(cp, claim)
-        _until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
+        until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
         listed(cp, f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots", "no PodSnapshot created")
         time.sleep(2)  # the PodSnapshot's own apply, and a reconcile after it
     finally:
@@ -200,7 +192,7 @@ def _reconcile_request(cp: ControlPlane) -> None:
             if err.code != 409:
                 raise
     claim = _create(cp, REQUEST_EXAMPLE, namespace)
-    _until("the profiling Job was never composed", lambda: {"Job", "RoleBinding"} <= _composed(cp, claim))
+    until("the profiling Job was never composed", lambda: {"Job", "RoleBinding"} <= _composed(cp, claim))
     listed(cp, f"/apis/batch/v1/namespaces/{namespace}/jobs", "the profiling Job was never created")
     time.sleep(2)  # the RoleBinding's own apply
 

@@ -13,8 +13,9 @@ from typing import Any
 import yaml
 from composites import xr_of
 from profiling_play import final_config, job_running, job_succeeded, running_output, success_output
-from test_crossplane_rbac import _composed, _create, _namespace, _until, claim_path, listed, nudge
+from test_crossplane_rbac import _composed, _create, _namespace, claim_path, listed, nudge
 
+from apiserver import until
 from controller_play import play_deployments
 from controlplane import APIError
 from crossplane_core import Crossplane
@@ -104,8 +105,8 @@ def test_a_request_profiles_then_deploys_its_graph_until_deployed(crossplane: Cr
     pod = job["spec"]["template"]["spec"]
     assert [c["name"] for c in pod["containers"]] == ["profiler", "output-copier"]
     assert pod["serviceAccountName"] == "profile-qwen3-sla"
-    _until("the profiling RoleBinding", lambda: "RoleBinding" in _composed(cp, request))
-    got = _until("the request's XR", lambda: xr_of(cp, request))
+    until("the profiling RoleBinding", lambda: "RoleBinding" in _composed(cp, request))
+    got = until("the request's XR", lambda: xr_of(cp, request))
     xr = {
         "apiVersion": "nvidia.com/v1beta1",
         "kind": got["kind"],  # the request itself in the default package; its cluster XR under a claim
@@ -117,7 +118,7 @@ def test_a_request_profiles_then_deploys_its_graph_until_deployed(crossplane: Cr
     _write_job_status(crossplane, namespace, job["metadata"]["name"], job_running())
     _publish(crossplane, namespace, xr, running_output("SweepingDecode", "Sweeping decode"))
     nudge(cp, request)
-    status = _until("the claim never reported SweepingDecode", lambda: (
+    status = until("the claim never reported SweepingDecode", lambda: (
         s if (s := _status(crossplane, request)).get("profilingPhase") == "SweepingDecode"
         and _condition(s, "Profiling").get("reason") == "SweepingDecode" else None))  # fmt: skip
     assert status["phase"] == "Profiling"
@@ -134,20 +135,20 @@ def test_a_request_profiles_then_deploys_its_graph_until_deployed(crossplane: Cr
     assert {c["runtimeVersionOverride"] for c in graph["spec"]["components"]} == {"1.4.0"}
     listed(cp, f"/api/v1/namespaces/{namespace}/configmaps?labelSelector=dgdr.nvidia.com%2Fname%3Dqwen3-sla",
            "the planner ConfigMap")  # fmt: skip
-    _until("the claim never reported Deploying", lambda: _status(crossplane, request).get("phase") == "Deploying")
+    until("the claim never reported Deploying", lambda: _status(crossplane, request).get("phase") == "Deploying")
 
     # The graph renders like any other: its component deployments' Deployments come up.
     deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
-    _until("the graph's two Deployments", lambda: len(cp.client.get(deployments)["items"]) == 2)
+    until("the graph's two Deployments", lambda: len(cp.client.get(deployments)["items"]) == 2)
     play_deployments(cp, namespace)
     # The claim gets the XR's status fields and its conditions in separate updates: wait for both.
-    status = _until("the claim never reported Deployed with DeploymentReady", lambda: (
+    status = until("the claim never reported Deployed with DeploymentReady", lambda: (
         s if (s := _status(crossplane, request)).get("phase") == "Deployed"
         and _condition(s, "DeploymentReady").get("reason") == "DeploymentReady" else None))  # fmt: skip
     assert status["dgdName"] == "qwen3-sla-dgd"
     assert status["deploymentInfo"] == {"replicas": 2, "availableReplicas": 2}
     assert _condition(status, "DeploymentReady")["message"] == "DynamoGraphDeployment qwen3-sla-dgd is ready"
-    _until(
+    until(
         "the claim never became Ready",
         lambda: _condition(_status(crossplane, request), "Ready").get("status") == "True",
     )
@@ -158,4 +159,4 @@ def test_a_request_profiles_then_deploys_its_graph_until_deployed(crossplane: Cr
 
     # Deleting the request takes the graph with it (composed objects belong to their composite).
     cp.client.delete(claim_path(request))
-    _until("the graph outlived its request", lambda: not cp.client.get(graphs)["items"])
+    until("the graph outlived its request", lambda: not cp.client.get(graphs)["items"])

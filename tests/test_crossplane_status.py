@@ -17,14 +17,12 @@ from typing import Any
 import pytest
 import yaml
 
-from apiserver import ensure_namespace, resource_path
+from apiserver import SETTLE_SECONDS, ensure_namespace, resource_path, until
 from controller_play import (
-    SETTLE_SECONDS,
     STATUS,
     play_deployments,
     play_grove,
     played_statuses,
-    wait_until_there,
 )
 from corpus import example_claim
 from crossplane_core import Crossplane
@@ -88,7 +86,7 @@ def test_a_status_scenario_on_a_real_crossplane_reports_what_the_preview_derives
             for o in load_documents(STATUS / scenario / "observed.yaml")
             if o["kind"].removeprefix("X") == "DynamoComponentDeployment"
         )
-        wait_until_there(
+        until(
             f"{want} Deployments",
             lambda: len(cp.client.get(f"/apis/apps/v1/namespaces/{namespace}/deployments")["items"]) >= want,
         )

@@ -32,7 +32,7 @@ from composites import manifest_path, resource_refs
 from test_crossplane_claims import LIFECYCLES
 from test_crossplane_platform import install_providers
 
-from apiserver import ensure_namespace, resource_path
+from apiserver import ensure_namespace, resource_path, until
 from apiserver import plural as plural_of
 from controlplane import Client, ControlPlane, free_port, start_control_plane, start_process, wait_for
 from crossplane_core import (
@@ -167,16 +167,6 @@ class SyncedWatch(threading.Thread):
             time.sleep(0.5)
 
 
-def _until(what: str, check: Any, seconds: float = SECONDS) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {seconds:.0f}s waiting for {what}")
-
-
 def test_an_upgrade_keeps_every_object_and_changes_only_what_the_render_changed(
     installed: Crossplane, tmp_path: Path
 ) -> None:
@@ -245,14 +235,20 @@ def test_an_upgrade_keeps_every_object_and_changes_only_what_the_render_changed(
             f"{PKG}/functions/{FUNCTION}",
             {"spec": {"package": f"{PACKAGE_PREFIX}function-dynamo:{NEXT}", "revisionActivationPolicy": "Manual"}},
         )
-        revision = _until("the v0.1.1 function revision installed, inactive", lambda: _inactive_revision(cp, NEXT))
+        revision = until(
+            "the v0.1.1 function revision installed, inactive", lambda: _inactive_revision(cp, NEXT), SECONDS
+        )
         cp.client.merge_patch(f"{PKG}/functionrevisions/{revision}", {"spec": {"desiredState": "Active"}})
-        _until("the v0.1.1 function revision serving", lambda: _play_runtime(cp, address) and _revision_is(cp, NEXT))
+        until(
+            "the v0.1.1 function revision serving",
+            lambda: _play_runtime(cp, address) and _revision_is(cp, NEXT),
+            SECONDS,
+        )
         cp.client.merge_patch(
             f"{PKG}/configurations/{CONFIGURATION}", {"spec": {"package": f"{PACKAGE_PREFIX}{CONFIGURATION}:{NEXT}"}}
         )
-        _until("the v0.1.1 configuration healthy", lambda: _configuration_at(cp, NEXT))
-        _until(
+        until("the v0.1.1 configuration healthy", lambda: _configuration_at(cp, NEXT), SECONDS)
+        until(
             "the new field in the DGD's API",
             lambda: (
                 "upgradeNote"
@@ -262,11 +258,13 @@ def test_an_upgrade_keeps_every_object_and_changes_only_what_the_render_changed(
                     )
                 )
             ),
+            SECONDS,
         )
         try:
-            _until(
+            until(
                 "every frontend probe rendered by v(N+1)",
                 lambda: _all_probes_at(_composed(xp, applied, discovered), 20),
+                SECONDS,
             )
         except AssertionError as err:
             probes = {k: _frontend_probes(o) for k, o in _composed(xp, applied, discovered).items()}

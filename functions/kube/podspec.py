@@ -108,14 +108,15 @@ def _compilation_cache(ctx: PodContext, component: Component, main: dict[str, An
             main["env"] = [*main["env"], {"name": "VLLM_CACHE_ROOT", "value": path}]
 
 
+def _pvc_volume(name: str) -> dict[str, Any]:
+    """The volume a mount with no volume of its name gets: the PVC of that name."""
+    return {"name": name, "persistentVolumeClaim": {"claimName": name}}
+
+
 def _missing_pvc_volumes(volumes: list[dict[str, Any]], main: dict[str, Any]) -> list[dict[str, Any]]:
     """A mount of main with no volume of that name mounts the PVC of that name (upstream appendMissingPVCVolumes)."""
     existing = {v["name"] for v in volumes}
-    return [
-        {"name": m["name"], "persistentVolumeClaim": {"claimName": m["name"]}}
-        for m in main.get("volumeMounts", [])
-        if m["name"] not in existing
-    ]
+    return [_pvc_volume(m["name"]) for m in main.get("volumeMounts", []) if m["name"] not in existing]
 
 
 def _with_missing_mounts(container: dict[str, Any], mounts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -171,7 +172,7 @@ def append_missing_pvc_volumes(pod: dict[str, Any]) -> None:
         name = mount.get("name")
         if not name or name in seen:
             continue
-        ordered.append(by_name.get(name) or {"name": name, "persistentVolumeClaim": {"claimName": name}})
+        ordered.append(by_name.get(name) or _pvc_volume(name))
         seen.add(name)
     ordered += [v for v in volumes if v.get("name") not in seen]
     if ordered:

@@ -34,7 +34,7 @@ class Result:
 
 # Context key ``function-dynamo render`` sets (Crossplane never does): the request renders a preview
 # of what the composition converges to, so a step desires at once what it holds back in a cluster
-# until another object exists (the discovery RoleBinding until its Role does).
+# until another object exists (a DynamoPlatform's later stages until the earlier ones are observed).
 PREVIEW_CONTEXT_KEY = "function-dynamo.crossplane.io/preview"
 
 

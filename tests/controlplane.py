@@ -117,10 +117,11 @@ class Client:
         content_type: str = "application/json",
         timeout: float = 60,
         raw: bool = False,
+        headers: dict[str, str] | None = None,
     ) -> Any:
         target = path + ("?" + urllib.parse.urlencode(params) if params else "")
         data = json.dumps(body).encode() if body is not None else None
-        headers = {"Content-Type": content_type, "Accept": "application/json"}
+        headers = {"Content-Type": content_type, "Accept": "application/json", **(headers or {})}
         for attempt in (1, 2):  # one keep-alive connection; a dropped one is opened again once
             conn = self._connection(timeout)
             try:

@@ -238,8 +238,7 @@ def all_observed(rsp: StepResponse, **ready: int) -> dict[str, dict[str, Any]]:
 
 
 def created(xr: dict[str, Any]) -> StepResponse:
-    """The render once all it desires exists: the second reconcile, after the first created the
-    discovery Role (its RoleBinding is desired once the Role exists)."""
+    """The render once all the first reconcile desired exists."""
     return render_step(xr, all_observed(render_step(xr, {})))
 
 

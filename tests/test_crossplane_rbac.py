@@ -25,7 +25,7 @@ from apiserver import ensure_namespace, install_crd, plural, resource_path, unti
 from controlplane import APIError, ControlPlane
 from corpus import example_claim
 from crossplane_core import Crossplane, apply
-from crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, audit_events, service_account_user
+from crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, audit_events, impersonating, service_account_user
 from functions.kinds.request.profiling_job import PROFILING_RULES
 from functions.tooling.manifests import load_documents
 from test_crossplane_e2e import CLAIMS, REPO, api_plurals, preview, wait_synced
@@ -207,6 +207,34 @@ def test_crossplane_runs_as_its_service_account_under_the_aggregated_role(crossp
     assert set(role_grants()) <= aggregated, "package/rbac's ClusterRole was not aggregated into Crossplane's"
     assert any(r == "dynamographdeployments" for _, r in aggregated), "the RBAC manager granted no XR kind"
     assert next(audit_events(crossplane.cp, service_account_user(CROSSPLANE_SA)), None), "no request as the SA"
+
+
+def test_crossplane_may_bind_a_role_before_it_exists_and_no_cluster_role(crossplane: Crossplane) -> None:
+    """Crossplane applies a graph's Role and RoleBinding together in no set order: the binding, applied first, is
+    allowed because package/rbac lets Crossplane bind Roles; binding a ClusterRole it does not hold is not."""
+    client = crossplane.cp.client
+    namespace = "rbac-bind"
+    ensure_namespace(client, namespace)
+
+    def bind(kind: str, name: str) -> dict[str, Any]:
+        binding = {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": f"bind-{name}", "namespace": namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": namespace}],
+        }
+        collection = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings"
+        as_crossplane = impersonating(service_account_user(CROSSPLANE_SA))
+        return client.request("POST", collection, binding, params={"dryRun": "All"}, headers=as_crossplane)
+
+    with pytest.raises(APIError) as refused:
+        client.get(f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/roles/g-k8s-service-discovery")
+    assert refused.value.code == 404
+    assert bind("Role", "g-k8s-service-discovery")["roleRef"]["name"] == "g-k8s-service-discovery"
+    with pytest.raises(APIError) as refused:
+        bind("ClusterRole", "cluster-admin")
+    assert refused.value.code == 403, refused.value
 
 
 def _defined_resources(cp: ControlPlane) -> set[str]:

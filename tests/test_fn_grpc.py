@@ -51,8 +51,9 @@ def test_v1_renders_podcliqueset_and_frontend_service(address: str) -> None:
     assert rsp.meta.tag == "tag-1"
     assert rsp.meta.ttl.seconds == 60
     assert list(rsp.results) == []
-    assert sorted(rsp.desired.resources) == [  # the RoleBinding follows once its Role exists
+    assert sorted(rsp.desired.resources) == [
         "discovery-role",
+        "discovery-rolebinding",
         "discovery-serviceaccount",
         "podcliqueset",
         "service-frontend",

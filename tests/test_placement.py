@@ -129,8 +129,7 @@ def _played(out: Any, ready_cliques: bool) -> list[Obj]:
 def test_the_status_is_read_from_the_objects_observed_manifests(ready_cliques: bool) -> None:
     required = [read_operator_config()]
     out = _render(PLACED, required=required, converge=False)
-    for _ in range(2):  # the discovery RoleBinding follows its Role one reconcile later
-        out = _render(PLACED, _played(out, ready_cliques), required, converge=False)
+    out = _render(PLACED, _played(out, ready_cliques), required, converge=False)
     status = out.composite["status"]
     assert status["state"] == ("successful" if ready_cliques else "pending")
     ready = next(c for c in status["conditions"] if c["type"] == "Ready")

@@ -146,7 +146,7 @@ class Flow:
 
 def test_a_new_request_composes_the_profiling_job_with_upstreams_contract() -> None:
     flow = Flow(request_xr())
-    assert kinds(flow.out) == ["Job", "Role", "ServiceAccount"]  # the binding follows once the Role exists
+    assert kinds(flow.out) == ["Job", "Role", "RoleBinding", "ServiceAccount"]  # the binding with its Role
     assert flow.status["phase"] == "Pending" and flow.status["profilingJobName"] == "profile-qwen"
     assert conditions(flow.out) == {
         "Validation": ("True", "ValidationPassed", "DGDR spec validation passed"),
@@ -174,8 +174,6 @@ def test_a_new_request_composes_the_profiling_job_with_upstreams_contract() -> N
     assert env["OUTPUT_CONFIGMAP"] == "dgdr-output-qwen" and env["OWNER_KIND"] == "XDynamoGraphDeploymentRequest"
     assert env["OWNER_UID"] == flow.xr["metadata"]["uid"]
     assert composed(flow.out, "Role")["rules"] == PROFILING_RULES
-    flow.observe("Role")
-    flow.step()
     binding = composed(flow.out, "RoleBinding")
     assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "profile-qwen"}
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "profile-qwen", "namespace": NS}]
@@ -341,7 +339,7 @@ def test_a_failed_job_fails_the_request_with_the_pods_details() -> None:
     )
     assert conditions(flow.out)["Profiling"] == ("False", "SweepingPrefillFailed", message)
     assert conditions(flow.out)["Succeeded"] == ("False", "SweepingPrefillFailed", f"Profiling failed: {message}")
-    assert kinds(flow.out) == ["Job", "Role", "ServiceAccount"]  # the Job stays for its logs
+    assert kinds(flow.out) == ["Job", "Role", "RoleBinding", "ServiceAccount"]  # the Job stays for its logs
     flow.observe("Job", job_succeeded())
     flow.step()
     assert flow.status["phase"] == "Failed"  # terminal

@@ -60,26 +60,3 @@ def render_discovery_rbac(graph: Graph) -> dict[str, dict[str, Any]]:
             "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": graph.namespace}],
         },
     }
-
-
-def binding_after_role(
-    desired: dict[str, dict[str, Any]],
-    observed_resources: dict[str, dict[str, Any]],
-    *,
-    preview: bool = False,
-    binding: str = BINDING_RESOURCE,
-    role: str = ROLE_RESOURCE,
-) -> dict[str, dict[str, Any]]:
-    """``desired`` without the RoleBinding ``binding`` while its Role ``role`` is not observed (unless ``preview``;
-    a binding to a ClusterRole, with no Role desired, is left alone).
-
-    Kubernetes refuses a RoleBinding to a Role that does not exist yet (it checks that the binder
-    holds what the Role grants) unless the binder may ``bind`` any Role, a grant package/rbac leaves
-    out: it would let Crossplane bind Roles it does not hold. Crossplane applies composed resources
-    in no set order and stops at the first refusal, so where Crossplane is not an admin a binding
-    applied first can hold the Role back for good (measured on the real stack: every retry did).
-    The binding follows one reconcile after the Role; a preview shows both.
-    """
-    if preview or binding not in desired or role not in desired or role in observed_resources:
-        return desired
-    return {k: v for k, v in desired.items() if k != binding}

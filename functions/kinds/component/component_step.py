@@ -44,7 +44,7 @@ from functions.api.operator_config import (
     read_operator_config,
 )
 from functions.api.schema_check import check_xr_spec, spec_schema_file
-from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal, is_preview
+from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal
 from functions.kinds.component.component_checkpoints import resolve_dcd_checkpoint
 from functions.kinds.component.webhook_rules import check_service_sidecar
 from functions.kube import backends
@@ -56,7 +56,7 @@ from functions.kube.lws import LWS_KIND, ROLE_LABEL, render_leaderworkersets
 from functions.kube.mesh import render_frontend_mesh
 from functions.kube.mpi_secret import needs_ssh_secret, ssh_secret, ssh_secret_requirement
 from functions.kube.podspec import PodContext
-from functions.kube.rbac import binding_after_role, render_discovery_rbac
+from functions.kube.rbac import render_discovery_rbac
 from functions.kube.services import model_service_name, needs_service, render_component_service, render_model_service
 from functions.readiness import lws as lws_status
 from functions.readiness.conditions import PROGRESSING_CONDITION, component_progressing
@@ -288,7 +288,6 @@ def component_deployment(req: StepRequest) -> StepResponse:
     lws = uses_lws(graph.components[0], operator_config)
     generation = (xr.get("metadata") or {}).get("generation")
     status, conditions, ready = component_status(graph, name, desired, req.observed_resources, generation, lws)
-    desired = binding_after_role(desired, req.observed_resources, preview=is_preview(req.context))
     resources = {
         key: DesiredResource(obj, ready=ready if obj.get("kind") in WORKLOAD_KINDS else True)
         for key, obj in desired.items()

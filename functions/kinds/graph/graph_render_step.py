@@ -15,7 +15,7 @@ from functions.api.operator_config import (
     read_operator_config,
 )
 from functions.api.schema_check import check_xr_spec, spec_schema_file
-from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal, is_preview
+from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal
 from functions.kinds.component.webhook_rules import check_annotations, check_costly_rules, deprecation_condition
 from functions.kinds.graph.component_pathway import DCD_KINDS, raw_components, worker_hash
 from functions.kinds.graph.dcds import render_components
@@ -36,7 +36,7 @@ from functions.kube.mesh import render_mesh
 from functions.kube.mpi_secret import needs_ssh_secret, ssh_secret, ssh_secret_requirement
 from functions.kube.naming import MAX_COMBINED_GROVE_NAME, component_path, grove_name_budget, podcliqueset_name
 from functions.kube.podspec import PodContext
-from functions.kube.rbac import binding_after_role, render_discovery_rbac
+from functions.kube.rbac import render_discovery_rbac
 from functions.kube.services import (
     model_service_name,
     needs_service,
@@ -218,7 +218,6 @@ def render_graph_deployment(req: StepRequest) -> StepResponse:
     except (SpecError, OperatorConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     desired = pin_observed_adapters(desired, req.observed_resources)
-    desired = binding_after_role(desired, req.observed_resources, preview=is_preview(req.context))
     return StepResponse(
         desired_resources={name: DesiredResource(obj) for name, obj in sorted(desired.items())},
         composite_status=status,

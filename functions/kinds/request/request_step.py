@@ -37,12 +37,9 @@ from functions.contract import (
     StepRequest,
     StepResponse,
     fatal,
-    is_preview,
 )
 from functions.kinds.request.generated_graph import Generated, GenerationError, generate, image_tag_version
 from functions.kinds.request.profiling_job import (
-    BINDING_RESOURCE,
-    ROLE_RESOURCE,
     ProfilingSettings,
     job_name,
     output_configmap_name,
@@ -61,7 +58,6 @@ from functions.kinds.request.request_rules import (
     with_hardware,
 )
 from functions.kinds.request.request_status import Inputs, Observed, decide
-from functions.kube.rbac import binding_after_role
 from functions.readiness.job import job_pod
 
 JOB_RESOURCE, DGD_RESOURCE = "profiling-job", "graph"
@@ -294,9 +290,6 @@ def dynamo_graph_deployment_request(req: StepRequest) -> StepResponse:
             )
     if decision.compose_dgd and generated is not None:
         desired[DGD_RESOURCE] = generated.dgd
-    desired = binding_after_role(
-        desired, observed, preview=is_preview(req.context), binding=BINDING_RESOURCE, role=ROLE_RESOURCE
-    )
 
     status: dict[str, Any] = {"phase": phase, PROCESSED_SPEC: spec}
     if accepted.observed_generation is not None:

@@ -74,7 +74,7 @@ def regenerate_auto(phase: str) -> None:
     seen = observed_checkpoint(checkpoint, phase)
     ready = phase == "Ready"
     observed = [seen]
-    for _ in range(3):  # until everything composed is observed (a RoleBinding follows its Role)
+    for _ in range(3):  # until everything composed is observed
         composed = render_auto(observed, operator_config)
         observed = [
             seen if o["kind"] == "DynamoCheckpoint" else status_examples.as_observed(o, ready) for o in composed

@@ -213,7 +213,7 @@ def test_crossplane_may_bind_a_role_before_it_exists_and_no_cluster_role(crosspl
     """Crossplane applies a graph's Role and RoleBinding together in no set order: the binding, applied first, is
     allowed because package/rbac lets Crossplane bind Roles; binding a ClusterRole it does not hold is not."""
     client = crossplane.cp.client
-    namespace = "rbac-bind"
+    namespace, role = "rbac-bind", "g-k8s-service-discovery"
     ensure_namespace(client, namespace)
 
     def bind(kind: str, name: str) -> dict[str, Any]:
@@ -224,14 +224,14 @@ def test_crossplane_may_bind_a_role_before_it_exists_and_no_cluster_role(crosspl
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
             "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": namespace}],
         }
-        collection = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/rolebindings"
+        collection = resource_path("rbac.authorization.k8s.io", "v1", "rolebindings", namespace)
         as_crossplane = impersonating(service_account_user(CROSSPLANE_SA))
         return client.request("POST", collection, binding, params={"dryRun": "All"}, headers=as_crossplane)
 
     with pytest.raises(APIError) as refused:
-        client.get(f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/roles/g-k8s-service-discovery")
+        client.get(resource_path("rbac.authorization.k8s.io", "v1", "roles", namespace, role))
     assert refused.value.code == 404
-    assert bind("Role", "g-k8s-service-discovery")["roleRef"]["name"] == "g-k8s-service-discovery"
+    assert bind("Role", role)["roleRef"]["name"] == role
     with pytest.raises(APIError) as refused:
         bind("ClusterRole", "cluster-admin")
     assert refused.value.code == 403, refused.value

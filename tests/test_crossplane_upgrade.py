@@ -8,10 +8,13 @@ function serves from the copy (the fixture plays the package runtime for the new
 
 One example of every kind is applied under v(N) and composed; then, as docs/upgrading.md says, the Function moves
 to v0.1.1 (its revision installed inactive, activated once Crossplane knows its capabilities) and then the
-Configuration. Throughout, no composite may report ``Synced=False``; afterwards every object composed before still
-exists with the same UID (never recreated), and every difference in what was composed is the changed probe; the
-new field is accepted and the graph still composes. The played runtime serves the new revision the moment it is
-active; a cluster's starts its pods then (docs/upgrading.md says what that window looks like).
+Configuration. Crossplane deactivates the v(N) revision the moment the Function's package changes, so a composite
+that reconciles before the v0.1.1 revision is active and serving may report ``Synced=False``: only for that
+reason (``SWITCHING``), and every composite is ``Synced=True`` again afterwards. Every object composed before
+still exists with the same UID (never recreated), and every difference in what was composed is the changed
+probe; the new field is accepted and the graph still composes.
+The played runtime serves the new revision the moment it is active; a cluster's starts its pods then
+(docs/upgrading.md says what that window looks like).
 """
 
 from __future__ import annotations
@@ -54,6 +57,11 @@ from tooling import _missing, shared_dir
 REPO = Path(__file__).resolve().parents[1]
 NEXT = "v0.1.1"
 SECONDS = 240.0
+# What a composite that reconciles while no v0.1.1 revision serves yet reports (Crossplane v2.4's own message): the
+# function runner finds no active revision, or one without an endpoint. Any other Synced=False during the upgrade
+# fails the test, "missing required capabilities" included: activated by hand, the new revision is never active
+# before Crossplane knows it can compose (with automatic activation every composite reports that at once).
+SWITCHING = ("cannot get gRPC client connection for Function",)
 Obj = dict[str, Any]
 Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
 
@@ -140,13 +148,15 @@ def _composed(
 
 
 class SyncedWatch(threading.Thread):
-    """Polls every applied composite's Synced condition until stopped; remembers each time one was not True."""
+    """Polls every applied composite's Synced condition until stopped; remembers each time one was not True,
+    with the seconds since the watch started."""
 
     def __init__(self, xp: Crossplane, applied: list[str]) -> None:
         super().__init__(daemon=True)
         # a client of its own: one holds one connection, not to be shared between threads
         self.client = Client(xp.cp.client.base, xp.cp.client.pki)
         self.applied, self.stopped = applied, threading.Event()
+        self.started = time.monotonic()
         self.lapses: list[str] = []
 
     def run(self) -> None:
@@ -163,7 +173,7 @@ class SyncedWatch(threading.Thread):
                         ),
                         "",
                     )
-                    self.lapses.append(f"{path}: Synced={synced} {message}")
+                    self.lapses.append(f"{time.monotonic() - self.started:6.1f} s {path}: Synced={synced} {message}")
             time.sleep(0.5)
 
 
@@ -244,6 +254,7 @@ def test_an_upgrade_keeps_every_object_and_changes_only_what_the_render_changed(
             lambda: _play_runtime(cp, address) and _revision_is(cp, NEXT),
             SECONDS,
         )
+        served = time.monotonic() - watch.started
         cp.client.merge_patch(
             f"{PKG}/configurations/{CONFIGURATION}", {"spec": {"package": f"{PACKAGE_PREFIX}{CONFIGURATION}:{NEXT}"}}
         )
@@ -274,7 +285,15 @@ def test_an_upgrade_keeps_every_object_and_changes_only_what_the_render_changed(
         watch.stopped.set()
         watch.join()
     after = _composed(xp, applied, discovered)
-    assert not watch.lapses, "\n".join(watch.lapses[:20])
+    print(f"the v0.1.1 revision served {served:.1f} s after the Function's package changed; Synced=False seen:")
+    print("\n".join(watch.lapses) or "none")
+    unexplained = [lapse for lapse in watch.lapses if not any(reason in lapse for reason in SWITCHING)]
+    assert not unexplained, "\n".join(unexplained[:20])
+    until(
+        "every composite Synced=True after the upgrade",
+        lambda: all(_conditions(cp.client.get(path)).get("Synced") == "True" for path in applied),
+        SECONDS,
+    )
 
     assert sorted(after) == sorted(before), "composed objects came or went"
     recreated = [k for k in before if before[k]["metadata"]["uid"] != after[k]["metadata"]["uid"]]

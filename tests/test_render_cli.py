@@ -46,9 +46,8 @@ def test_render_prints_xr_then_composed_resources_sorted_by_resource_name() -> N
     xr = docs[0]
     pcs = next(d for d in docs if d["kind"] == "PodCliqueSet")
     svc = next(d for d in docs if d["kind"] == "Service")
-    assert xr["status"]["conditions"][0]["message"] == (
-        "Unready resources: discovery-role, discovery-rolebinding, discovery-serviceaccount, and 5 more"
-    )
+    # nothing is observed yet; the rest is ready once applied (graph_status_step), the PodCliqueSet is what waits
+    assert xr["status"]["conditions"][0]["message"] == "Unready resources: podcliqueset"
     assert xr["metadata"] == {"name": "vllm-disagg", "namespace": "dynamo-demo"}  # the manifest is the XR
     assert pcs["metadata"]["name"] == "vllm-disagg"
     assert pcs["metadata"]["namespace"] == "dynamo-demo"

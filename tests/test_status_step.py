@@ -97,7 +97,9 @@ def test_ready_graph() -> None:
 def test_pending_graph_names_what_is_missing() -> None:
     rsp = step(observed={"podcliqueset": PCS}, podcliques=[pclq("demo-0-frontend", 1, 1), pclq("demo-0-worker", 2, 0)])
     assert rsp.desired_resources["podcliqueset"].ready is False
-    assert rsp.desired_resources["service-frontend"].ready is False
+    # not observed yet, but a Service is ready once applied, and the PodCliqueSet keeps the XR unready anyway:
+    # Crossplane records no "not yet ready" event for it
+    assert rsp.desired_resources["service-frontend"].ready is True
     assert rsp.composite_ready is None  # Crossplane derives Ready=False and lists the unready resources
     assert rsp.composite_status is not None
     assert rsp.composite_status["state"] == "pending"
@@ -190,7 +192,7 @@ def test_at_the_protobuf_edge() -> None:
     assert rsp.meta.ttl.seconds == 15
     assert {n: r.ready for n, r in rsp.desired.resources.items()} == {
         "podcliqueset": fnv1.READY_TRUE,
-        "service-frontend": fnv1.READY_FALSE,
+        "service-frontend": fnv1.READY_FALSE,  # every workload ready: the missing Service is what Crossplane names
     }
     assert struct_to_dict(rsp.desired.resources["service-frontend"].resource) == SERVICE  # passed through
     assert rsp.desired.composite.ready == fnv1.READY_UNSPECIFIED

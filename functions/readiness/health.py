@@ -41,6 +41,12 @@ def group_kind(obj: dict[str, Any]) -> tuple[str, str]:
     return group, str(obj.get("kind", ""))
 
 
+def ready_once_applied(desired: dict[str, Any]) -> bool:
+    """Whether ``desired`` is of a kind ready once it exists, which it does once the reconcile that applies it
+    succeeded (an apply that fails makes the XR ``Synced=False``)."""
+    return HEALTH_CHECKS.get(group_kind(desired), ready_once_observed) is ready_once_observed
+
+
 def composed_readiness(desired: dict[str, Any], observed: dict[str, Any] | None) -> Readiness:
     """Readiness of one composed resource: its kind's check on the observed object."""
     if observed is None:

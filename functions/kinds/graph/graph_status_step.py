@@ -73,7 +73,7 @@ from functions.readiness.conditions import (
     topology_condition,
     topology_warning,
 )
-from functions.readiness.health import composed_readiness
+from functions.readiness.health import composed_readiness, ready_once_applied
 from functions.readiness.verdicts import MISSING, Readiness
 
 
@@ -115,6 +115,26 @@ def _verdicts(req: StepRequest, components: tuple[ComponentStatus, ...]) -> list
             readiness = composed_readiness(desired, observed)
         out.append(Verdict(resource, _object_name(resource, desired, observed), readiness))
     return out
+
+
+def _ready_once_applied(desired: dict[str, Any]) -> bool:
+    """The PodCliqueSet and the DCDs never are: they are judged from what runs."""
+    return not _is_podcliqueset(desired) and not is_dcd(desired) and ready_once_applied(desired)
+
+
+def _desired_resources(desired: dict[str, dict[str, Any]], verdicts: list[Verdict]) -> dict[str, DesiredResource]:
+    """The objects with the readiness Crossplane is told: each verdict's, except that while a workload is not
+    ready anyway, an object ready once applied is told ready before it is observed. Crossplane's Ready stays
+    False for the workload, and a graph's first reconcile records one "not yet ready" event, not one per
+    object. With every workload ready, a missing Service is still reported, so Crossplane names it."""
+    workload_waits = any(not v.readiness.ready for v in verdicts if not _ready_once_applied(desired[v.resource]))
+    return {
+        v.resource: DesiredResource(
+            desired[v.resource],
+            ready=v.readiness.ready or (workload_waits and _ready_once_applied(desired[v.resource])),
+        )
+        for v in verdicts
+    }
 
 
 def _component_pathway(req: StepRequest, graph: Graph) -> tuple[tuple[ComponentStatus, ...], RestartStatus | None]:
@@ -202,9 +222,7 @@ def graph_status(req: StepRequest) -> StepResponse:
         else None
     )
     return StepResponse(
-        desired_resources={
-            v.resource: DesiredResource(req.desired_resources[v.resource], ready=v.readiness.ready) for v in verdicts
-        },
+        desired_resources=_desired_resources(req.desired_resources, verdicts),
         composite_status=status,
         # True overrides nothing Crossplane would not derive itself; when not ready the XR's Ready
         # condition is left to Crossplane, whose message lists the unready composed resources.

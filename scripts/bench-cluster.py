@@ -270,7 +270,7 @@ class RoundState:
             return {graph for graph, objects in self.objects.items() if len(objects) >= COMPOSED}
 
 
-def changed_fields(before: dict[str, Any], after: dict[str, Any], depth: int = 3) -> list[str]:
+def changed_fields(before: Any, after: Any, depth: int = 3) -> list[str]:
     """The dotted paths (to ``depth``) whose values differ between two versions of an object; conditions by type."""
     if isinstance(before, dict) and isinstance(after, dict) and depth > 0:
         out = []

@@ -267,6 +267,15 @@ def test_before_anything_exists_every_resource_is_not_found() -> None:
     }
 
 
+def test_on_the_component_pathway_the_dcds_are_what_crossplane_is_told_waits() -> None:
+    out, recorder = render_example(STATUS_EXAMPLES / "vllm-disagg-no-grove-ready", observed=[], required=[])
+    assert out.composite["status"]["state"] == "pending"
+    kinds = {n: r.resource["kind"] for n, r in recorder.last.desired.resources.items()}
+    unready = sorted(n for n, ready in recorder.readiness().items() if not ready)
+    assert unready and all(kinds[n] == "XDynamoComponentDeployment" for n in unready), (unready, kinds)
+    assert sorted(n for n, k in kinds.items() if k == "XDynamoComponentDeployment") == unready
+
+
 def test_the_podcliqueset_waits_for_its_cliques_not_only_for_itself() -> None:
     """Observed PCS, but Grove has not created the PodCliques yet."""
     out, recorder = render_example(STATUS_EXAMPLES / "vllm-agg-ready", required=[])

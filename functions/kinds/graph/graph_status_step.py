@@ -118,7 +118,7 @@ def _verdicts(req: StepRequest, components: tuple[ComponentStatus, ...]) -> list
 
 
 def _ready_once_applied(desired: dict[str, Any]) -> bool:
-    """The PodCliqueSet and the DCDs never are: they are judged from what runs."""
+    """Whether ``desired`` counts as ready once applied: never the PodCliqueSet or a DCD, judged from what runs."""
     return not _is_podcliqueset(desired) and not is_dcd(desired) and ready_once_applied(desired)
 
 

@@ -9,8 +9,9 @@ function serves from the copy (the fixture plays the package runtime for the new
 One example of every kind is applied under v(N) and composed; then, as docs/upgrading.md says, the Function moves
 to v0.1.1 (its revision installed inactive, activated once Crossplane knows its capabilities) and then the
 Configuration. Crossplane deactivates the v(N) revision the moment the Function's package changes, so a composite
-that reconciles before the v0.1.1 revision is active and serving may report ``Synced=False``: only for that
-reason (``SWITCHING``), and every composite is ``Synced=True`` again afterwards. Every object composed before
+that reconciles before the v0.1.1 revision is active and serving may report ``Synced=False``, as may one that
+meets a new Composition revision not yet checked: only for those reasons (``SWITCHING``), and every composite is
+``Synced=True`` again afterwards. Every object composed before
 still exists with the same UID (never recreated), and every difference in what was composed is the changed
 probe; the new field is accepted and the graph still composes.
 The played runtime serves the new revision the moment it is active; a cluster's starts its pods then
@@ -57,11 +58,16 @@ from tooling import _missing, shared_dir
 REPO = Path(__file__).resolve().parents[1]
 NEXT = "v0.1.1"
 SECONDS = 240.0
-# What a composite that reconciles while no v0.1.1 revision serves yet reports (Crossplane v2.4's own message): the
-# function runner finds no active revision, or one without an endpoint. Any other Synced=False during the upgrade
-# fails the test, "missing required capabilities" included: activated by hand, the new revision is never active
+# What a composite may report while the packages switch (Crossplane v2.4's own messages): while no v0.1.1 function
+# revision serves yet, the function runner finds no active revision, or one without an endpoint; when the
+# Configuration moves, a composite queued by a new CompositionRevision can reconcile before Crossplane has checked
+# that revision's pipeline (it is queued again once checked). Any other Synced=False during the upgrade fails the
+# test, "missing required capabilities" included: activated by hand, the new function revision is never active
 # before Crossplane knows it can compose (with automatic activation every composite reports that at once).
-SWITCHING = ("cannot get gRPC client connection for Function",)
+SWITCHING = (
+    "cannot get gRPC client connection for Function",
+    "does not have a valid function pipeline: pipeline status unknown",
+)
 Obj = dict[str, Any]
 Key = tuple[str, str, str, str]  # apiVersion, kind, namespace, name
 

@@ -127,11 +127,11 @@ def _desired_resources(desired: dict[str, dict[str, Any]], verdicts: list[Verdic
     ready anyway, an object ready once applied is told ready before it is observed. Crossplane's Ready stays
     False for the workload, and a graph's first reconcile records one "not yet ready" event, not one per
     object. With every workload ready, a missing Service is still reported, so Crossplane names it."""
-    workload_waits = any(not v.readiness.ready for v in verdicts if not _ready_once_applied(desired[v.resource]))
+    plain = {v.resource: _ready_once_applied(desired[v.resource]) for v in verdicts}
+    workload_waits = any(not v.readiness.ready for v in verdicts if not plain[v.resource])
     return {
         v.resource: DesiredResource(
-            desired[v.resource],
-            ready=v.readiness.ready or (workload_waits and _ready_once_applied(desired[v.resource])),
+            desired[v.resource], ready=v.readiness.ready or (workload_waits and plain[v.resource])
         )
         for v in verdicts
     }

@@ -11,10 +11,9 @@ to v0.1.1 (its revision installed inactive, activated once Crossplane knows its 
 Configuration. Crossplane deactivates the v(N) revision the moment the Function's package changes, so a composite
 that reconciles before the v0.1.1 revision is active and serving may report ``Synced=False``, as may one that
 meets a new Composition revision not yet checked: only for those reasons (``SWITCHING``), and every composite is
-``Synced=True`` again afterwards. Every object composed before
-still exists with the same UID (never recreated), and every difference in what was composed is the changed
-probe; the new field is accepted and the graph still composes.
-The played runtime serves the new revision the moment it is active; a cluster's starts its pods then
+``Synced=True`` again afterwards. Every object composed before still exists with the same UID (never recreated),
+and every difference in what was composed is the changed probe; the new field is accepted and the graph still
+composes. The played runtime serves the new revision the moment it is active; a cluster's starts its pods then
 (docs/upgrading.md says what that window looks like).
 """
 

@@ -1,4 +1,4 @@
-"""The plain-data contract between the gRPC edge (``fn.py``) and the steps.
+"""The plain-data contract between the protobuf conversion (``fn.py``) and the steps.
 
 Steps are pure functions of a ``StepRequest`` returning a ``StepResponse``; neither type
 knows about protobuf.

@@ -1,23 +1,21 @@
-"""The gRPC FunctionRunnerService: protobuf in, plain dicts to the step, protobuf out.
+"""A RunFunctionRequest in, plain dicts to the step, a RunFunctionResponse out.
 
-This is the only module that touches protobuf messages.
+This is the only module that touches protobuf messages. It does not import grpc: the servicer that puts
+``run`` on the wire is ``functions.serve.FunctionRunner``, so ``render`` (in-process) never loads grpc.
 """
 
 from __future__ import annotations
 
-import gc
 import math
 from datetime import timedelta
 from typing import Any
 
-import grpc
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import struct_pb2
 
 from functions.contract import StepRequest, StepResponse
-from functions.kinds import INPUT_API_VERSION, STEPS, build_models, run_step, step_for_input
+from functions.kinds import INPUT_API_VERSION, STEPS, run_step, step_for_input
 
 _SEVERITY = {
     "fatal": fnv1.SEVERITY_FATAL,
@@ -192,23 +190,3 @@ def run(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
     rsp = response.to(req, ttl=timedelta(seconds=result.ttl_seconds))
     apply_step_response(rsp, result)
     return rsp
-
-
-class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
-    """The servicer registered by ``crossplane.function.runtime.serve``."""
-
-    def __init__(self) -> None:
-        build_models()  # before any request, not during the first one
-        # Everything imported so far lives as long as the process: move it out of the garbage
-        # collector's sight, so that the collections a render triggers don't walk it (p99 latency).
-        gc.freeze()
-
-    async def RunFunction(
-        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None = None
-    ) -> fnv1.RunFunctionResponse:
-        try:
-            return run(req)
-        except Exception as exc:  # a bug must become a Fatal result, never a dropped connection
-            rsp = response.to(req)
-            response.fatal(rsp, f"internal error in function-dynamo: {type(exc).__name__}: {exc}")
-            return rsp

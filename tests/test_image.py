@@ -23,7 +23,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 from packages import built_packages
 
-from functions.fn import FunctionRunner
+from functions.serve import FunctionRunner
 from functions.tooling.manifests import claim_to_xr, load_documents
 from pki import issue, make_ca
 from server import REPO, free_port

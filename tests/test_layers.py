@@ -22,7 +22,7 @@ BELOW_KINDS = {"xrd", "readiness", "kube", "api", "contract"}
 KINDS = {f"kinds.{k}" for k in ("graph", "component", "scaling", "checkpoint", "request", "model", "platform")}
 ALLOWED: dict[str, set[str]] = {
     "tooling": {"serve", "fn", "kinds", *BELOW_KINDS, *KINDS},
-    "serve": {"fn"},
+    "serve": {"fn", "kinds"},
     "fn": {"kinds", "contract"},
     "kinds": {"contract", "api", *KINDS},
     # A kind uses another kind's folder only when it composes that kind: a DGD composes DCDs, scaling adapters and
@@ -115,7 +115,10 @@ def tooling_among(modules: list[str]) -> list[str]:
 def test_the_server_loads_no_tooling() -> None:
     """What the image's ``serve`` imports: the runtime, the kinds and their libraries, and none of the tooling, the
     XRD generation or the offline validator's engines (the runtime image leaves them out)."""
-    modules = loaded_modules("from functions.serve import runtime_cli; runtime_cli.get_command(None, 'serve')")
+    modules = loaded_modules(
+        "from functions.serve import FunctionRunner, runtime_cli; runtime_cli.get_command(None, 'serve'); "
+        "FunctionRunner()"
+    )
     assert "functions.fn" in modules and "functions.kinds.graph.graph_render_step" in modules
     assert tooling_among(modules) == []
 
@@ -123,6 +126,24 @@ def test_the_server_loads_no_tooling() -> None:
 def test_the_cli_loads_only_the_command_it_runs() -> None:
     modules = loaded_modules("from functions.tooling.main import cli; cli.get_command(None, 'serve')")
     assert tooling_among(modules) == ["functions.tooling", "functions.tooling.main"]
+
+
+def test_render_runs_the_steps_in_process_without_grpc() -> None:
+    """``render`` calls ``functions.fn.run`` directly; grpc (and the asyncio it brings) is the server's alone."""
+    modules = loaded_modules("from functions.tooling.main import cli; cli.get_command(None, 'render')")
+    assert "functions.fn" in modules and "functions.tooling.render" in modules
+    assert [m for m in modules if m == "grpc" or m.startswith("grpc.")] == []
+
+
+def test_a_step_is_loaded_when_it_is_first_looked_up_and_the_server_loads_them_all() -> None:
+    """``render`` of a DGD loads the DGD's steps (and the kinds they compose), not the request's or the model's."""
+    modules = loaded_modules("from functions.kinds import STEPS; STEPS['GraphDeployment']")
+    assert "functions.kinds.graph.graph_render_step" in modules
+    assert not [m for m in modules if m.endswith(("request_step", "model_step", "platform_step"))]
+    modules = loaded_modules("from functions.serve import FunctionRunner; FunctionRunner()")
+    loaded = {m.rpartition(".")[2] for m in modules}
+    steps = ("checkpoint", "component", "graph_render", "graph_status", "model", "platform", "request", "scaling")
+    assert [step for step in steps if f"{step}_step" not in loaded] == []
 
 
 def test_help_lists_every_command_and_imports_none() -> None:
@@ -140,7 +161,7 @@ def test_the_server_builds_every_model_before_its_first_request() -> None:
     """Models build on first use, so a command pays only for the kind it renders; the server builds all of them
     when it starts, so no request pays."""
     code = (
-        "from functions.api.fields import DynamoModel; from functions.fn import FunctionRunner\n"
+        "from functions.api.fields import DynamoModel; from functions.serve import FunctionRunner\n"
         "def every(m): return [m, *(s for c in m.__subclasses__() for s in every(c))]\n"
         "assert not all(m.__pydantic_complete__ for m in every(DynamoModel))\n"
         "FunctionRunner()\n"

@@ -12,22 +12,14 @@ server must not load it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from functions.api import GROUP
 from functions.api.fields import DynamoModel
 from functions.api.upstream_operator import operator_managed
 from functions.contract import StepRequest, StepResponse, fatal
-from functions.kinds.checkpoint.checkpoint_step import dynamo_checkpoint
-from functions.kinds.component.component_step import component_deployment
-from functions.kinds.graph.graph_render_step import render_graph_deployment
-from functions.kinds.graph.graph_status_step import graph_status
-from functions.kinds.model.model_step import dynamo_model
-from functions.kinds.platform.placement import placed
-from functions.kinds.platform.platform_step import dynamo_platform
-from functions.kinds.request.request_step import dynamo_graph_deployment_request
-from functions.kinds.scaling.scaling_step import scaling_adapter
 
 INPUT_API_VERSION = "dynamo.fn.crossplane.io/v1beta1"
 
@@ -88,18 +80,55 @@ def passthrough(req: StepRequest) -> StepResponse:
     return StepResponse()
 
 
-# Input kind -> step.
-STEPS: dict[str, Step] = {
-    "Checkpoint": dynamo_checkpoint,
-    "ComponentDeployment": placed(component_deployment),
-    "GraphDeployment": placed(render_graph_deployment),
-    "GraphDeploymentRequest": dynamo_graph_deployment_request,
-    "GraphStatus": placed(graph_status),
-    "Model": dynamo_model,
-    "Noop": passthrough,
-    "Platform": dynamo_platform,
-    "ScalingAdapter": scaling_adapter,
+# Input kind -> "module:function" of its step, and whether it is placed (a claim annotated with a DynamoPlatform
+# has its objects composed on that platform's cluster).
+STEP_TARGETS: dict[str, tuple[str, bool]] = {
+    "Checkpoint": ("functions.kinds.checkpoint.checkpoint_step:dynamo_checkpoint", False),
+    "ComponentDeployment": ("functions.kinds.component.component_step:component_deployment", True),
+    "GraphDeployment": ("functions.kinds.graph.graph_render_step:render_graph_deployment", True),
+    "GraphDeploymentRequest": ("functions.kinds.request.request_step:dynamo_graph_deployment_request", False),
+    "GraphStatus": ("functions.kinds.graph.graph_status_step:graph_status", True),
+    "Model": ("functions.kinds.model.model_step:dynamo_model", False),
+    "Noop": ("functions.kinds:passthrough", False),
+    "Platform": ("functions.kinds.platform.platform_step:dynamo_platform", False),
+    "ScalingAdapter": ("functions.kinds.scaling.scaling_step:scaling_adapter", False),
 }
+
+
+class Steps(Mapping[str, Step]):
+    """Input kind -> step, each step's module imported on its first lookup: ``render`` of a DGD loads the DGD's
+    steps (and the kinds they compose), not the request's, the model's or the platform's. The server loads every
+    step before its first request (``build_models``)."""
+
+    def __init__(self, targets: dict[str, tuple[str, bool]]) -> None:
+        self._targets = targets
+        self._loaded: dict[str, Step] = {}
+
+    def __getitem__(self, name: str) -> Step:
+        step = self._loaded.get(name)
+        if step is None:
+            target, is_placed = self._targets[name]
+            module, _, attribute = target.partition(":")
+            step = getattr(importlib.import_module(module), attribute)
+            if is_placed:
+                from functions.kinds.platform.placement import placed
+
+                step = placed(step)
+            self._loaded[name] = step
+        return step
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._targets)
+
+    def __len__(self) -> int:
+        return len(self._targets)
+
+    def load_all(self) -> None:
+        for name in self._targets:
+            self[name]
+
+
+STEPS = Steps(STEP_TARGETS)
 
 
 def step_for_input(input_obj: dict) -> Step | None:
@@ -127,7 +156,9 @@ def render_step(kind: Kind) -> Step:
 
 def build_models() -> None:
     """Build every API model's validator now. They are built on first use (``functions/api/fields.py``), which
-    spares a command that renders one kind the others; the server builds them all before its first request."""
+    spares a command that renders one kind the others; the server builds them all before its first request.
+    Every step is loaded first, so that every kind's models exist."""
+    STEPS.load_all()
     pending: list[type[DynamoModel]] = [DynamoModel]
     while pending:
         model = pending.pop()

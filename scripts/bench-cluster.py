@@ -18,20 +18,20 @@ Each package gets a control plane of its own, started the same way (the packages
 - ``upstream``: upstream's own CRDs (../shared/upstream/crds) and no controller at all: what the API server
   costs to store the same DGDs, the floor the packages are measured against.
 
-The benchmark follows each round through watches (one per collection), so that it adds next to nothing to
-the load it measures, and takes each graph's seconds when the watch event arrives that completes its objects
-or shows it Ready (not when its main loop, busy playing Grove for other graphs, next looks). Per round it also reports what the API server spent: CPU seconds (its process's user +
-system time), requests served (``apiserver_request_total``) per graph, in all and by verb and resource, and its
-resident memory after the round; Crossplane's CPU seconds and its reconciles per graph, by controller
-(``controller_runtime_reconcile_total``). ``--crossplane-arg FLAG`` (repeatable) passes a flag to ``crossplane
-core start``, to measure its poll and rate settings; ``FUNCTION_DYNAMO_PACKAGES`` names prebuilt packages (of
-another commit, for a before/after). ``--profile SECONDS`` takes a CPU profile of kube-apiserver and of Crossplane
-(both serve pprof, on 127.0.0.1 only) during the last round and prints the top functions of each, by
-``go tool pprof -top``. ``--target-crds SETS`` chooses the composed APIs' CRDs installed beside the packages
-(all four the test suite installs by default; the README's install has only Grove's) and beside upstream's (none by
-default). ``--heap`` takes a heap profile of kube-apiserver after the last round (after a forced
-garbage collection, so it shows what is live) and prints what holds the memory, by the function that allocated
-it and by the one that called it. Everything it starts is stopped by PID at the end.
+The benchmark follows each round through watches (one per collection), so that it adds next to nothing to the load
+it measures, and takes each graph's seconds when the watch event arrives that completes its objects or shows it
+Ready (not when its main loop, busy playing Grove for other graphs, next looks). Per round it also reports what the
+API server spent: CPU seconds (its process's user + system time), requests served (``apiserver_request_total``) per
+graph, in all and by verb and resource, and its resident memory after the round; Crossplane's CPU seconds and its
+reconciles per graph, by controller (``controller_runtime_reconcile_total``). ``--crossplane-arg FLAG``
+(repeatable) passes a flag to ``crossplane core start``, to measure its poll and rate settings;
+``FUNCTION_DYNAMO_PACKAGES`` names prebuilt packages (of another commit, for a before/after). ``--profile SECONDS``
+takes a CPU profile of kube-apiserver and of Crossplane (both serve pprof, on 127.0.0.1 only) during the last round
+and prints the top functions of each, by ``go tool pprof -top``. ``--target-crds SETS`` chooses the composed APIs'
+CRDs installed beside the packages (all four the test suite installs by default; the README's install has only
+Grove's) and beside upstream's (none by default). ``--heap`` takes a heap profile of kube-apiserver after the last
+round (after a forced garbage collection, so it shows what is live) and prints what holds the memory, by the
+function that allocated it and by the one that called it. Everything it starts is stopped by PID at the end.
 """
 
 from __future__ import annotations

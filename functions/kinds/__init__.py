@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from functions.api import GROUP
 from functions.api.fields import DynamoModel
@@ -80,6 +81,12 @@ def passthrough(req: StepRequest) -> StepResponse:
     return StepResponse()
 
 
+def resolve(target: str) -> Any:
+    """What a registry target ``"module:attribute"`` (a step, a kind's XRD builder) names, its module imported."""
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
 # Input kind -> "module:function" of its step, and whether it is placed (a claim annotated with a DynamoPlatform
 # has its objects composed on that platform's cluster).
 STEP_TARGETS: dict[str, tuple[str, bool]] = {
@@ -108,8 +115,7 @@ class Steps(Mapping[str, Step]):
         step = self._loaded.get(name)
         if step is None:
             target, is_placed = self._targets[name]
-            module, _, attribute = target.partition(":")
-            step = getattr(importlib.import_module(module), attribute)
+            step = resolve(target)
             if is_placed:
                 from functions.kinds.platform.placement import placed
 

@@ -15,7 +15,6 @@ Compositions from the default package's.
 from __future__ import annotations
 
 import copy
-import importlib
 import inspect
 import json
 import sys
@@ -26,7 +25,7 @@ import click
 import yaml
 
 from functions.api.schema_check import compact_schema, spec_schema_file
-from functions.kinds import KINDS, Kind, kind_of
+from functions.kinds import KINDS, Kind, kind_of, resolve
 from functions.xrd.builder import namespaced_xrd, with_scale
 from functions.xrd.kube_catalog import UpstreamCRDsMissing
 from functions.xrd.served import served_xrd
@@ -91,8 +90,7 @@ def check_against(previous: Path, current: Path) -> None:
 
 
 def _claims_xrd(kind: Kind, upstream_dir: Path | None) -> dict[str, Any]:
-    module, _, name = kind.xrd.partition(":")
-    build = getattr(importlib.import_module(module), name)
+    build = resolve(kind.xrd)
     xrd = build(upstream_dir) if inspect.signature(build).parameters else build()
     return with_scale(xrd, dict(kind.scale))
 

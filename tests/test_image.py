@@ -75,7 +75,7 @@ def test_the_image_is_small_and_names_what_it_holds(summary: dict[str, Any]) -> 
     lock = {line.split()[0] for line in (REPO / "requirements.lock").read_text().splitlines() if line[:1].isalpha()}
     left_out = image_rootfs().NOT_IN_IMAGE
     assert set(summary["wheels"]) == {p for p in lock if p.split("==")[0] not in left_out}
-    assert {"jsonschema", "cel-expr-python"} <= left_out
+    assert "cel-expr-python" in left_out
 
 
 def test_the_image_holds_the_runtime_and_none_of_the_tooling(packages: Path, summary: dict[str, Any]) -> None:

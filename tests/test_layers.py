@@ -108,7 +108,7 @@ def loaded_modules(script: str) -> list[str]:
 
 
 def tooling_among(modules: list[str]) -> list[str]:
-    prefixes = ("functions.tooling", "functions.xrd", "jsonschema", "cel_expr", "referencing", "rpds")
+    prefixes = ("functions.tooling", "functions.xrd", "cel_expr")
     return [m for m in modules if m.startswith(prefixes) or m.endswith("_xrd")]
 
 

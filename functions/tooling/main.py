@@ -32,7 +32,7 @@ SUMMARIES = {
     "xrds": "Regenerate the XRDs from the API models.",
 }
 # The distributions the tooling needs beyond the runtime's (pyproject.toml's "tooling" extra).
-TOOLING_ONLY = ("jsonschema", "cel_expr_python")
+TOOLING_ONLY = ("cel_expr_python",)
 
 
 def package_version() -> str:

@@ -89,12 +89,10 @@ def add_user(root: Path) -> None:
     (root / "tmp").chmod(0o1777)
 
 
-# The tooling's distributions (pyproject.toml's "tooling" extra and what jsonschema needs): the offline validator's
-# schema and CEL engines (`function-dynamo validate` and `render`). `serve` never imports them (tests/test_layers.py
+# The tooling's distributions (pyproject.toml's "tooling" extra): the offline validator's CEL engine
+# (`function-dynamo validate` and `render`). `serve` never imports them (tests/test_layers.py
 # and tests/test_image.py check), so the runtime image leaves them out.
-NOT_IN_IMAGE = frozenset(
-    {"cel-expr-python", "jsonschema", "jsonschema-specifications", "referencing", "rpds-py", "attrs"}
-)
+NOT_IN_IMAGE = frozenset({"cel-expr-python"})
 # The project's own tooling: the CLI besides `serve`, the offline validator, XRD generation and each kind's XRD
 # definition. Removed from the image's site directory after the project's wheel is installed.
 TOOLING_PATHS = ("functions/tooling", "functions/xrd", "functions/kinds/*/*_xrd.py")

@@ -1,4 +1,4 @@
-"""Per-(CRD name, version) cache of everything derived from a schema: validator and schema tree."""
+"""Per-(CRD name, version) cache of everything derived from a schema: structural schema and schema tree."""
 
 from __future__ import annotations
 
@@ -8,10 +8,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema.protocols import Validator
-
 from .schemanode import SchemaNode, build
-from .structural import compile_schema
+from .structural import StructuralSchema, compile_schema
 
 _MAX_ENTRIES = 128
 
@@ -21,7 +19,7 @@ class CompiledVersion:
     crd_name: str
     version: str
     node: SchemaNode
-    validator: Validator
+    structural: StructuralSchema
 
 
 @dataclass

@@ -76,7 +76,7 @@ def validate(
     compiled = compiled_version(crd_name, str(version.get("name")), schema)
     prepared = prepare(obj, compiled.node)
     old_prepared = prepare(old, compiled.node) if isinstance(old, dict) else None
-    violations = validate_structure(compiled.validator, prepared)
+    violations = validate_structure(compiled.structural, prepared)
     unknown = [v for v in violations if v.rule == UNKNOWN_FIELD]
     if unknown:
         # Strict field validation (kubectl apply's default) fails the request while decoding it: the API

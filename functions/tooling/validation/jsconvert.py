@@ -1,7 +1,7 @@
-"""Convert a CRD ``openAPIV3Schema`` into the JSON Schema dialect checked by ``keywords.VALIDATOR``.
+"""Convert a CRD ``openAPIV3Schema`` into the JSON Schema dialect checked by ``structural.validate_structure``.
 
 Standard Draft 7 keywords are kept (OpenAPI 3.0 boolean ``exclusiveMinimum``/``exclusiveMaximum`` become
-Draft 7 numbers). Kubernetes semantics become private keywords handled in ``keywords``:
+Draft 7 numbers). Kubernetes semantics become private keywords handled in ``structural``:
 
 * ``nullable`` stays and lets ``type``/``enum`` accept ``null``;
 * ``x-kubernetes-int-or-string`` -> ``x-int-or-string``;

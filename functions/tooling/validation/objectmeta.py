@@ -36,7 +36,7 @@ def _string_map() -> dict[str, Any]:
 
 
 def objectmeta_schema(mode: str, name_schema: dict[str, Any] | None, generate_name_schema: dict[str, Any] | None):
-    """A strict jsonschema (in this package's converted dialect) for ObjectMeta."""
+    """A strict schema (in this package's converted dialect, see ``jsconvert``) for ObjectMeta."""
     owner_ref = {
         "type": "object",
         "required": ["apiVersion", "kind", "name", "uid"],

@@ -95,3 +95,24 @@ def test_render_quotes_strings_go_reads_as_other_types(value: str, functions_fil
     theirs = crank_render(str(tmp_path / "xr.yaml"), str(tmp_path / "composition.yaml"), str(functions_file))
     for out in (ours, theirs):
         assert f'value: "{value}"' in out, out
+
+
+# Strings whose YAML text PyYAML's own emitter wrote otherwise than Go's encoder does: a character beyond the
+# Basic Multilingual Plane (escaped), a multi-line string ending in a space (double-quoted, not folded), a long
+# string that needs double quotes (wrapped as Go wraps it).
+GO_SPELLINGS = ["model 😀 ready", "line one\nline two ", "tab\tthen " + "word " * 20]
+
+
+@pytest.mark.parametrize("value", GO_SPELLINGS, ids=["astral", "multi-line-trailing-space", "long-double-quoted"])
+def test_render_spells_strings_as_go_does(value: str, functions_file: Path, tmp_path: Path) -> None:
+    claim = load_claim(REPO / "examples" / "dgd" / "vllm-agg.yaml")
+    main = claim["spec"]["components"][-1]["podTemplate"]["spec"]["containers"][0]
+    main.setdefault("env", []).append({"name": "EXAMPLE_VALUE", "value": value})
+    xr = claim_to_xr(claim)
+    composition = find_composition(xr, load_documents(COMPOSITIONS))
+    (tmp_path / "xr.yaml").write_text(dump_documents([xr]))
+    (tmp_path / "composition.yaml").write_text(yaml.safe_dump(composition))
+    out = render(xr, composition, converge=False)
+    ours = dump_documents([out.composite, *out.composed])
+    theirs = crank_render(str(tmp_path / "xr.yaml"), str(tmp_path / "composition.yaml"), str(functions_file))
+    assert ours == theirs

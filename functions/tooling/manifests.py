@@ -137,11 +137,13 @@ def find_composition(xr: dict[str, Any], compositions: list[dict[str, Any]]) -> 
     raise ManifestError(f"no Composition for {xr.get('kind')} among the given compositions")
 
 
-class _RenderDumper(yaml.SafeDumper):
+class _RenderDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
     """Quotes strings as Go's YAML encoder does, so output reads like crossplane render's.
 
-    Go double-quotes a string that would otherwise read as another type ("true", "1") and
-    single-quotes one that merely cannot be plain ("a: b").
+    Go double-quotes a string that would otherwise read as another type ("true", "1") and writes multi-line
+    strings as literal blocks. The style is chosen here, when the string becomes a node, so that libyaml's
+    emitter (C, and the one Go's YAML encoder was ported from) writes the text; it picks plain or single quotes
+    for every other string, as Go's does.
     """
 
     _STRING_TAGS = frozenset({"tag:yaml.org,2002:str", "tag:yaml.org,2002:yaml"})  # "yaml": PyYAML's "*"/"&"/"!"
@@ -152,30 +154,31 @@ class _RenderDumper(yaml.SafeDumper):
     # would reach kubectl as a number (a label value like a worker hash, refused), so it is double-quoted as Go does.
     _GO_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
 
-    def choose_scalar_style(self) -> str | None:
-        style = super().choose_scalar_style()
-        if isinstance(self.event, yaml.ScalarEvent) and "\n" in self.event.value and self.analysis.allow_block:
-            return "|"  # Go writes multi-line strings as literal blocks
-        if isinstance(self.event, yaml.ScalarEvent) and self.event.value in self._GO_ONLY_BOOLS:
-            return '"'
+    def represent_go_str(self, data: str) -> yaml.ScalarNode:
+        return self.represent_scalar("tag:yaml.org,2002:str", data, style=self._go_style(data))
+
+    def _go_style(self, value: str) -> str | None:
+        if "\n" in value:
+            return "|"  # as Go asks for it: a literal block where the emitter allows one, else double quotes
         if (
-            isinstance(self.event, yaml.ScalarEvent)
-            and not style
-            and self.event.tag == "tag:yaml.org,2002:str"
-            and self._GO_FLOAT.match(self.event.value)
+            value in self._GO_ONLY_BOOLS
+            or self._GO_FLOAT.match(value)
+            or self.resolve(yaml.ScalarNode, value, (True, False)) not in self._STRING_TAGS
         ):
             return '"'
-        if style == "'" and isinstance(self.event, yaml.ScalarEvent):
-            plain_tag = self.resolve(yaml.ScalarNode, self.event.value, (True, False))
-            if plain_tag not in self._STRING_TAGS:
-                return '"'
-        return style
+        return None
+
+
+_RenderDumper.add_representer(str, _RenderDumper.represent_go_str)
+# libyaml ends a document whose last scalar keeps its trailing line breaks ("|+") with "...": Go's encoder does not.
+_OPEN_END = "\n...\n"
 
 
 def dump_yaml(obj: Any, *, sort_keys: bool = True, width: int = 80) -> str:
     """YAML that Go (kubectl, Crossplane) reads back as the same values: strings Go would take for numbers or
     booleans are quoted."""
-    return yaml.dump(obj, Dumper=_RenderDumper, sort_keys=sort_keys, width=width, allow_unicode=True)
+    text = yaml.dump(obj, Dumper=_RenderDumper, sort_keys=sort_keys, width=width, allow_unicode=True)
+    return text[: -len(_OPEN_END) + 1] if text.endswith(_OPEN_END) else text
 
 
 def dump_documents(docs: list[dict[str, Any]]) -> str:

@@ -82,8 +82,9 @@ def test_the_converged_preview_is_what_a_second_crank_reconcile_adds(
 GO_NON_STRINGS = ["791904e4", "1e5", "-1E-3", "12", "1.5", "true", "y", "N", "null", "0x1F"]
 
 
-@pytest.mark.parametrize("value", GO_NON_STRINGS)
-def test_render_quotes_strings_go_reads_as_other_types(value: str, functions_file: Path, tmp_path: Path) -> None:
+def with_env_value(value: str, tmp_path: Path) -> tuple[dict, dict, list[str]]:
+    """The vllm-agg example's XR with an env var of ``value``, its Composition, and crank's file arguments
+    (without the functions file)."""
     claim = load_claim(REPO / "examples" / "dgd" / "vllm-agg.yaml")
     main = claim["spec"]["components"][-1]["podTemplate"]["spec"]["containers"][0]
     main.setdefault("env", []).append({"name": "EXAMPLE_VALUE", "value": value})
@@ -91,8 +92,14 @@ def test_render_quotes_strings_go_reads_as_other_types(value: str, functions_fil
     composition = find_composition(xr, load_documents(COMPOSITIONS))
     (tmp_path / "xr.yaml").write_text(dump_documents([xr]))  # as Go reads it
     (tmp_path / "composition.yaml").write_text(yaml.safe_dump(composition))
+    return xr, composition, [str(tmp_path / "xr.yaml"), str(tmp_path / "composition.yaml")]
+
+
+@pytest.mark.parametrize("value", GO_NON_STRINGS)
+def test_render_quotes_strings_go_reads_as_other_types(value: str, functions_file: Path, tmp_path: Path) -> None:
+    xr, composition, files = with_env_value(value, tmp_path)
     ours = dump_documents(render(xr, composition, converge=False).composed)
-    theirs = crank_render(str(tmp_path / "xr.yaml"), str(tmp_path / "composition.yaml"), str(functions_file))
+    theirs = crank_render(*files, str(functions_file))
     for out in (ours, theirs):
         assert f'value: "{value}"' in out, out
 
@@ -105,14 +112,6 @@ GO_SPELLINGS = ["model 😀 ready", "line one\nline two ", "tab\tthen " + "word 
 
 @pytest.mark.parametrize("value", GO_SPELLINGS, ids=["astral", "multi-line-trailing-space", "long-double-quoted"])
 def test_render_spells_strings_as_go_does(value: str, functions_file: Path, tmp_path: Path) -> None:
-    claim = load_claim(REPO / "examples" / "dgd" / "vllm-agg.yaml")
-    main = claim["spec"]["components"][-1]["podTemplate"]["spec"]["containers"][0]
-    main.setdefault("env", []).append({"name": "EXAMPLE_VALUE", "value": value})
-    xr = claim_to_xr(claim)
-    composition = find_composition(xr, load_documents(COMPOSITIONS))
-    (tmp_path / "xr.yaml").write_text(dump_documents([xr]))
-    (tmp_path / "composition.yaml").write_text(yaml.safe_dump(composition))
+    xr, composition, files = with_env_value(value, tmp_path)
     out = render(xr, composition, converge=False)
-    ours = dump_documents([out.composite, *out.composed])
-    theirs = crank_render(str(tmp_path / "xr.yaml"), str(tmp_path / "composition.yaml"), str(functions_file))
-    assert ours == theirs
+    assert dump_documents([out.composite, *out.composed]) == crank_render(*files, str(functions_file))

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import copy
 import json
+import pickle
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from crdfactory import build_crd
 from functions.tooling.validation import ValidationResult, Violation, load_crds, load_yaml_documents, validate
-from functions.tooling.validation.compiled import compiled_version
+from functions.tooling.validation.compiled import clear_cache, compiled_version
+from functions.tooling.validation.schemanode import SchemaNode
 
 DESCRIPTION = "A field description that is long enough to look like the generated ones in real CRDs. " * 3
 
@@ -181,3 +186,82 @@ def test_load_crds_single_file(tmp_path: Path) -> None:
     crds = load_crds(path)
     assert list(crds) == [("example.org", "Big")]
     assert validate(big_object(), crds[("example.org", "Big")]).ok
+
+
+def _disk_entries(cache: Path) -> list[Path]:
+    return sorted((cache / "compiled-schemas").glob("*.pickle"))
+
+
+@pytest.fixture
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A cache directory of the test's own, and no compiled schema held in memory before or after."""
+    monkeypatch.setenv("FUNCTION_DYNAMO_CACHE", str(tmp_path / "cache"))
+    clear_cache()
+    yield tmp_path / "cache"
+    clear_cache()
+
+
+def test_a_compiled_schema_is_kept_on_disk_and_read_back_by_the_next_process(own_cache: Path) -> None:
+    crd = big_crd()
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    compiled_version("bigs.example.org", "v1", schema)
+    (entry,) = _disk_entries(own_cache)
+    # What the next process finds is what it uses: an entry whose root closes every field refuses the object.
+    node, root = pickle.loads(entry.read_bytes())
+    entry.write_bytes(pickle.dumps((node, {**root, "x-closed": frozenset()})))
+    clear_cache()
+    assert [v.rule for v in validate(big_object(), crd).violations] == ["unknown field"] * 4
+    entry.write_bytes(pickle.dumps((node, root)))
+    clear_cache()
+    assert validate(big_object(), crd).ok
+
+
+def test_a_schema_tree_read_back_keeps_which_nodes_have_defaults(own_cache: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"a": {"type": "string", "default": "x"}, "b": {}}}},
+    }
+    first = compiled_version("defaults.example.org", "v1", schema).node
+    clear_cache()
+    again = compiled_version("defaults.example.org", "v1", schema).node
+    assert again is not first
+    spec = again.properties["spec"]
+    assert spec.properties["a"].has_default and spec.properties["a"].default == "x"
+    assert not spec.properties["b"].has_default
+    assert spec.default_below and not again.has_default
+
+
+def test_a_changed_schema_gets_an_entry_of_its_own(own_cache: Path) -> None:
+    schema = big_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    compiled_version("bigs.example.org", "v1", schema)
+    changed = copy.deepcopy(schema)
+    changed["properties"]["spec"]["properties"]["extra"] = {"type": "string"}
+    compiled_version("bigs.example.org", "v1", changed)
+    assert len(_disk_entries(own_cache)) == 2
+
+
+def test_an_entry_that_does_not_load_is_derived_and_written_again(own_cache: Path) -> None:
+    crd = big_crd()
+    compiled_version("bigs.example.org", "v1", crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+    (entry,) = _disk_entries(own_cache)
+    entry.write_bytes(b"not a pickle")
+    clear_cache()
+    assert validate(big_object(), crd).ok
+    node, root = pickle.loads(entry.read_bytes())
+    assert isinstance(node, SchemaNode) and "x-closed" in root
+
+
+def test_a_cache_directory_that_cannot_be_written_costs_only_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("FUNCTION_DYNAMO_CACHE", str(blocked))
+    clear_cache()
+    try:
+        crd = big_crd()
+        bad = big_object()
+        bad["spec"]["zzz"] = 1
+        assert [v.path for v in validate(bad, crd).violations] == ["spec.zzz"]
+    finally:
+        clear_cache()

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from functions.kinds import GROUP, KINDS, kind_of
-from functions.tooling.cache import cache_dir
+from functions.tooling.cache import cache_dir, keep
 from functions.tooling.manifests import CLAIM_KINDS, CLUSTER_XR_KINDS, load_documents
 from functions.tooling.validation import Admission, FieldValidation, admit, derive_crds, jsonprops, xcrd
 
@@ -49,13 +48,7 @@ def _crds_of(xrd_dir: Path, xrd_file: str) -> dict[str, dict[str, Any]]:
     except (OSError, ValueError):
         pass
     crds = {crd["spec"]["names"]["kind"]: crd for xrd in load_documents(xrd_path) for crd in derive_crds(xrd)}
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(crds, sort_keys=True))
-        partial.replace(cached)
-    except OSError:
-        pass
+    keep(cached, json.dumps(crds, sort_keys=True).encode())
     return crds
 
 

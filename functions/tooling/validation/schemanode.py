@@ -11,7 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-_MISSING = object()
+
+class _Missing:
+    """No ``default``: one object, which a pickled tree (``compiled``'s disk cache) refers to by name."""
+
+    def __reduce__(self) -> str:
+        return "_MISSING"
+
+
+_MISSING = _Missing()
 
 
 @dataclass(eq=False, slots=True)

@@ -2,8 +2,9 @@
 
     .venv/bin/python scripts/bench-cli.py [--runs N] [--repo DIR] [--corpus DIR]
 
-Cases: ``function-dynamo --help``; ``render`` of each example graph (and one of every other kind); ``validate``
-of the first 100 documents of the upstream corpus (``../shared/corpus`` beside the checkout, or ``--corpus``).
+Cases: ``python -c pass`` (the interpreter alone: how fast the host is at the time); ``function-dynamo --help``;
+``render`` of each example graph (and one of every other kind); ``validate`` of the first 100 documents of the
+upstream corpus (``../shared/corpus`` beside the checkout, or ``--corpus``).
 Each case is one process per run, started the way a person starts it (the checkout's ``.venv/bin/function-dynamo``,
 or ``--repo``'s), after one warm-up run that fills the byte-code caches. Progress goes to stderr, the table to
 stdout. ``docs/performance.md`` keeps the figures.
@@ -71,7 +72,9 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     args = parser.parse_args()
     program = str(args.repo / ".venv" / "bin" / "function-dynamo")
-    cases: list[tuple[str, list[str]]] = [("--help", [program, "--help"])]
+    # The interpreter alone: the host's own speed at the time, to read the other rows against on a shared machine.
+    python = str(args.repo / ".venv" / "bin" / "python")
+    cases: list[tuple[str, list[str]]] = [("python -c pass", [python, "-c", "pass"]), ("--help", [program, "--help"])]
     for names in RENDER_CASES:
         found = next((n for n in names if (args.repo / n).exists()), None)
         if found:

@@ -15,12 +15,17 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from functions.api.operator_config import ENVIRONMENT_CONFIG_API_VERSION, OPERATOR_CONFIG_NAME, deep_merge
-from functions.kinds.platform.cloud import EXTERNAL_NAME, PLATFORM_LABEL, CloudPlan, Platform
+from functions.api.operator_config import ENVIRONMENT_CONFIG_API_VERSION, deep_merge
+from functions.kinds.platform.cloud import EXTERNAL_NAME, CloudPlan, Platform
 from functions.kinds.platform.platform_api import Chart, Prerequisites
+from functions.kinds.platform.platform_names import (
+    KUBERNETES,
+    PLATFORM_LABEL,
+    environment_config_name,
+    kubernetes_provider_config_name,
+)
 
 HELM = "helm.m.crossplane.io/v1beta1"
-KUBERNETES = "kubernetes.m.crossplane.io/v1alpha1"
 ISTIO_NAMESPACE = "istio-system"
 # The chart each prerequisite installs unless the platform names another: the newest releases found on
 # 2026-12-01 (Dynamo's platform chart moved KAI to v0.17.0); NATS stays on the 1.x line Dynamo's platform chart
@@ -53,14 +58,6 @@ class ReleasePlan:
     chart: Chart
     namespace: str
     values: dict[str, Any]
-
-
-def kubernetes_provider_config_name(platform_name: str) -> str:
-    return f"{OPERATOR_CONFIG_NAME}-{platform_name}"
-
-
-def environment_config_name(platform_name: str) -> str:
-    return f"{OPERATOR_CONFIG_NAME}-{platform_name}"
 
 
 def release_plans(prerequisites: Prerequisites) -> list[ReleasePlan]:

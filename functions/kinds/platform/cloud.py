@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from functions.kinds.platform.platform_api import DynamoPlatformSpec, Taint
+from functions.kinds.platform.platform_names import PLATFORM_LABEL
 
 EXTERNAL_NAME = "crossplane.io/external-name"
-PLATFORM_LABEL = "nvidia.com/dynamo-platform"
 # Kubernetes' taint effects as the AWS and GCP APIs spell them.
 UPPER_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 

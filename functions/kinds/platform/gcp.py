@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.kinds.platform.cloud import PLATFORM_LABEL, CloudPlan, Platform, pool_labels, upper_taints
+from functions.kinds.platform.cloud import CloudPlan, Platform, pool_labels, upper_taints
+from functions.kinds.platform.platform_names import PLATFORM_LABEL
 
 CONTAINER = "container.gcp.upbound.io/v1beta1"
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"

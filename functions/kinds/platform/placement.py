@@ -24,8 +24,12 @@ from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object
 from functions.api.operator_config import ENVIRONMENT_CONFIG_API_VERSION, OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal, is_preview
-from functions.kinds.platform.addons import KUBERNETES, environment_config_name, kubernetes_provider_config_name
-from functions.kinds.platform.cloud import PLATFORM_LABEL
+from functions.kinds.platform.platform_names import (
+    KUBERNETES,
+    PLATFORM_LABEL,
+    environment_config_name,
+    kubernetes_provider_config_name,
+)
 from functions.kube.naming import cut_with_hash
 from functions.readiness.grove import PART_OF_LABEL, grove_children
 

@@ -22,8 +22,6 @@ from functions.api.operator_config import OperatorConfig
 from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal, is_preview
 from functions.kinds.platform.addons import (
-    environment_config_name,
-    kubernetes_provider_config_name,
     release_plans,
     render_environment_config,
     render_provider_configs,
@@ -34,6 +32,7 @@ from functions.kinds.platform.azure import render_azure
 from functions.kinds.platform.cloud import CloudPlan, Platform
 from functions.kinds.platform.gcp import render_gcp
 from functions.kinds.platform.platform_api import DynamoPlatformSpec, platform_problems
+from functions.kinds.platform.platform_names import environment_config_name, kubernetes_provider_config_name
 from functions.kinds.platform.platform_status import PlatformStatus, is_ready, kubeconfig_server, resource_state
 
 KUBECONFIG_REQUIREMENT = "kubeconfig"

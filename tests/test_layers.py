@@ -136,10 +136,14 @@ def test_render_runs_the_steps_in_process_without_grpc() -> None:
 
 
 def test_a_step_is_loaded_when_it_is_first_looked_up_and_the_server_loads_them_all() -> None:
-    """``render`` of a DGD loads the DGD's steps (and the kinds they compose), not the request's or the model's."""
+    """``render`` of a DGD loads the DGD's steps (and the kinds they compose), not the request's, the model's or the
+    platform's."""
     modules = loaded_modules("from functions.kinds import STEPS; STEPS['GraphDeployment']")
     assert "functions.kinds.graph.graph_render_step" in modules
     assert not [m for m in modules if m.endswith(("request_step", "model_step", "platform_step"))]
+    # Placement wraps the step, and reads the platform's names only: not its models or renderers.
+    platform = sorted(m for m in modules if m.startswith("functions.kinds.platform."))
+    assert platform == ["functions.kinds.platform.placement", "functions.kinds.platform.platform_names"]
     modules = loaded_modules("from functions.serve import FunctionRunner; FunctionRunner()")
     loaded = {m.rpartition(".")[2] for m in modules}
     steps = ("checkpoint", "component", "graph_render", "graph_status", "model", "platform", "request", "scaling")

@@ -129,7 +129,7 @@ def _check(value: Any, node: Schema) -> None:
     if node.get("x-kubernetes-int-or-string"):
         if not (isinstance(value, str) or _is_integer(value)):
             raise _Invalid(f"must be an integer or a string, not {json_type(value)}")
-    elif "type" in node and not _has_type(value, node["type"]):
+    elif "type" in node and not has_type(value, node["type"]):
         raise _Invalid(f"must be of type {node['type']}, not {json_type(value)}")
     if "enum" in node and not any(_same(value, allowed) for allowed in node["enum"]):
         raise _Invalid(f"Unsupported value: {_shown(value)}: supported values: {', '.join(map(_shown, node['enum']))}")
@@ -248,10 +248,17 @@ def _segment(key: str, *, declared: bool = True) -> str:
     return f".{key}" if declared or _IDENTIFIER.match(key) else f"[{key}]"
 
 
-_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "object": (dict,), "array": (list,), "boolean": (bool,)}
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "object": (dict,),
+    "array": (list,),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
 
 
-def _has_type(value: Any, expected: str) -> bool:
+def has_type(value: Any, expected: str) -> bool:
+    """JSON Schema's ``type``: an integral float is an ``integer``, ``true`` is neither a number nor an integer."""
     if expected == "integer":
         return _is_integer(value)
     if expected == "number":

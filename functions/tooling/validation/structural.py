@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from functions.api.schema_check import json_type
+from functions.api.schema_check import has_type, json_type
 
 from . import paths
 from .formats import check_format
@@ -96,21 +96,6 @@ def _show(value: Any) -> str:
         return repr(value)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-_TYPES: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-    "number": _is_number,
-    "integer": lambda v: _is_number(v) and (isinstance(v, int) or v.is_integer()),
-}
-
-
 def _equal(one: Any, two: Any) -> bool:
     """JSON equality: ``true`` is not ``1``, ``1`` is ``1.0``, containers compared item by item."""
     if isinstance(one, dict) and isinstance(two, dict):
@@ -125,7 +110,7 @@ def _equal(one: Any, two: Any) -> bool:
 def _type(want: str, value: Any, schema: Schema, errors: Errors) -> None:
     if value is None and schema.get("nullable"):
         return
-    if not _TYPES.get(want, lambda _: True)(value):
+    if not has_type(value, want):
         _add(errors, "type", f"must be of type {want}, got {json_type(value)}")
 
 
@@ -169,7 +154,7 @@ def _string_length(rule: str, too: Callable[[int, int], bool], text: str) -> Che
 
 def _bound(rule: str, fails: Callable[[Any, Any], bool], text: str) -> Check:
     def check(want: Any, value: Any, schema: Schema, errors: Errors) -> None:
-        if _is_number(value) and fails(value, want):
+        if has_type(value, "number") and fails(value, want):
             _add(errors, rule, text.format(want=want))
 
     return check

@@ -38,6 +38,15 @@ def test_worker_pods_of_a_graph_with_an_epp_carry_the_worker_class_the_pool_sele
     assert "nvidia.com/dynamo-component-type" not in pool["spec"]["selector"]["matchLabels"]
 
 
+def test_on_the_grove_pathway_no_component_service_carries_the_worker_class() -> None:
+    """Upstream labels a Grove-pathway component Service from the pod template, where it writes the worker hash
+    but not the class: the class stays on the pods the InferencePool selects."""
+    services = of_kind(rendered(GAIE), "Service")
+    workers = [s for s in services if "nvidia.com/dynamo-worker-hash" in s["metadata"]["labels"]]
+    assert workers, "the graph's worker Services"
+    assert all(CLASS not in s["metadata"]["labels"] for s in services)
+
+
 def test_without_an_epp_no_pod_carries_the_worker_class() -> None:
     (pcs,) = of_kind(rendered(AGG), "PodCliqueSet")
     assert all(CLASS not in clique["labels"] for clique in pcs["spec"]["template"]["cliques"])

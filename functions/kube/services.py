@@ -9,7 +9,6 @@ from functions.api.graph import Component, Graph
 from functions.kube.backends import ORIGIN_VERSION_ANNOTATION
 from functions.kube.labels import (
     BASE_MODEL_HASH,
-    COMPONENT_CLASS,
     WORKER_HASH,
     component_labels,
     discovery_labels,
@@ -36,13 +35,14 @@ def needs_service(component: Component, discovery_backend: str) -> bool:
 
 
 def service_labels(graph: Graph, component: Component, discovery_backend: str) -> dict[str, str]:
-    """Upstream HEAD: the user's labels (DGD, component, pod template), a worker's hash and class, and the
-    discovery labels; none of the system labels its pods carry (component, namespace, type, selector...)."""
+    """The Grove pathway's component Service: the user's labels (DGD, component, pod template), a worker's hash
+    and the discovery labels. None of the system labels its pods carry (component, namespace, type, selector,
+    the worker class of a graph with an EPP): upstream labels this Service from the pod template, into which it
+    writes the worker hash but not the class."""
     pod_labels = component_labels(graph, component)
     labels = {**graph.labels, **component.labels, **(component.pod_template.get("metadata", {}).get("labels") or {})}
-    for key in (WORKER_HASH, COMPONENT_CLASS):
-        if key in pod_labels:
-            labels[key] = pod_labels[key]
+    if WORKER_HASH in pod_labels:
+        labels[WORKER_HASH] = pod_labels[WORKER_HASH]
     labels.update(discovery_labels(discovery_backend))
     return dict(sorted(labels.items()))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from rendering import render_xr, rendered
 
 from functions.kube.defaults import WORKER_TYPES
@@ -91,6 +92,24 @@ def test_component_services_carry_the_users_labels_and_pod_annotations_not_the_s
         "nvidia.com/dynamo-component-type",
         "nvidia.com/dynamo-namespace",
     }
+
+
+@pytest.mark.parametrize(
+    ("component", "sub_type"),
+    [("VllmPrefillWorker", "prefill"), ("VllmDecodeWorker", "decode"), ("Frontend", None)],
+)
+def test_a_v1beta1_graphs_prefill_and_decode_deployments_and_services_carry_their_sub_component_type(
+    component: str, sub_type: str | None
+) -> None:
+    """Upstream labels a DCD's Deployment and Service with the sub-component type of the DCD's v1alpha1 form,
+    where a v1beta1 prefill or decode component is a worker of that sub-type, whatever the DGD's API version."""
+    claim = load_documents(REPO / "examples" / "dgd" / "vllm-disagg-no-grove.yaml")[0]
+    dcds = of_kind(rendered(claim), "XDynamoComponentDeployment")
+    (dcd,) = [d for d in dcds if d["spec"]["name"] == component]
+    objects = render_xr(dcd)
+    for kind in ("Deployment", "Service"):
+        (obj,) = of_kind(objects, kind)
+        assert obj["metadata"]["labels"].get("nvidia.com/dynamo-sub-component-type") == sub_type, kind
 
 
 def test_a_deployment_keeps_the_pod_template_labels_and_leaves_the_selector_label_to_its_pods() -> None:

@@ -258,6 +258,40 @@ def test_validation_error_paths_in_the_v1beta1_shape() -> None:
     assert lws0(render_component(ok, shape="v1beta1"))["spec"]["leaderWorkerTemplate"]["size"] == 2
 
 
+@pytest.mark.parametrize(
+    ("component_type", "sub_type"),
+    [("prefill", "prefill"), ("decode", "decode"), ("worker", None)],
+)
+def test_a_v1beta1_lws_carries_the_sub_component_type_of_a_prefill_or_decode_component(
+    component_type: str, sub_type: str | None
+) -> None:
+    """Upstream's ``GetDCDKubeLabels`` reads the sub-component type from the DCD's v1alpha1 form, where a v1beta1
+    prefill or decode component is a worker of that sub-type."""
+    component = component_from_v1beta1(
+        v1beta1.Component.model_validate(
+            {
+                "name": "VllmWorker",
+                "type": component_type,
+                "multinode": {"nodeCount": 2},
+                "podTemplate": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "main",
+                                "image": IMAGE,
+                                "command": ["python3", "-m", "dynamo.vllm"],
+                                "args": ["-x"],
+                            }
+                        ]
+                    }
+                },
+            }
+        )
+    )
+    labels = lws0(render_component(component, shape="v1beta1"))["metadata"]["labels"]
+    assert labels.get("nvidia.com/dynamo-sub-component-type") == sub_type
+
+
 @pytest.mark.parametrize("framework", ["vllm", "sglang"])
 def test_a_multinode_worker_without_a_gpu_limit_renders(framework: str) -> None:
     spec = service(command=["python3", "-m", f"dynamo.{framework}"], args=["--model", "m"], gpu=None)

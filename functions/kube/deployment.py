@@ -37,15 +37,19 @@ def crossplane_free(labels: dict[str, Any]) -> dict[str, Any]:
 
 
 def kube_labels(graph: Graph, component: Component, xr_labels: dict[str, Any]) -> dict[str, str]:
-    """Upstream HEAD ``GetDCDKubeLabels``, the labels of the Deployment or LWS object itself: the DCD's own
-    labels (less Crossplane's), then v1alpha1 ``spec.labels``, then the pod template's labels, the base-model
-    hash, a v1alpha1 sub-component type, the component name and Dynamo namespace; the DCD's own values of
-    the identity labels win over all of these."""
+    """Upstream HEAD ``GetDCDKubeLabels``, the labels of the Deployment, LWS or Service object itself: the DCD's
+    own labels (less Crossplane's), then v1alpha1 ``spec.labels``, then the pod template's labels, the
+    base-model hash, the sub-component type, the component name and Dynamo namespace; the DCD's own values of
+    the identity labels win over all of these.
+
+    The sub-component type is the DCD's as its v1alpha1 form has it: a v1alpha1 ``subComponentType``, and for
+    a v1beta1 ``prefill`` or ``decode`` component its type (the v1alpha1 form of such a DCD is a ``worker``
+    with that sub-type), whichever API version the DCD was written in."""
     own = crossplane_free(xr_labels)
     labels = {**own, **component.labels, **(component.pod_template.get("metadata", {}).get("labels") or {})}
     if component.model_ref:
         labels[BASE_MODEL_HASH] = model_hash(component.model_ref)
-    if graph.shape == "v1alpha1" and component.sub_component_type:
+    if component.sub_component_type:
         labels[SUB_COMPONENT_TYPE] = component.sub_component_type
     labels[COMPONENT] = component.name
     labels[NAMESPACE] = dynamo_namespace(graph, component)

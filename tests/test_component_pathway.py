@@ -112,6 +112,68 @@ def test_the_example_names_labels_and_specs() -> None:
     assert {"ServiceAccount", "Role", "RoleBinding"} <= kinds and not kinds & {"Deployment", "PodCliqueSet", "Service"}
 
 
+IDENTITY = {
+    "nvidia.com/dynamo-component": "W",
+    "nvidia.com/dynamo-graph-deployment-name": "g",
+    "nvidia.com/dynamo-namespace": "ns-g",
+}
+V1ALPHA1_WORKER = {
+    "componentType": "worker",
+    "labels": {"from": "service"},
+    "extraPodMetadata": {"labels": {"tier": "gold", "nvidia.com/dynamo-component": "mine"}},
+}
+V1BETA1_WORKER = {
+    "name": "W",
+    "type": "worker",
+    "podTemplate": {"metadata": {"labels": {"tier": "gold"}}, "spec": {"containers": [{"name": "main"}]}},
+}
+
+
+@pytest.mark.parametrize(
+    ("api_version", "spec", "expected"),
+    [
+        pytest.param(
+            "nvidia.com/v1alpha1",
+            {"labels": {"team": "llm"}, "services": {"W": V1ALPHA1_WORKER}},
+            {"tier": "gold", **IDENTITY},
+            id="v1alpha1-extraPodMetadata-labels",
+        ),
+        pytest.param(
+            "nvidia.com/v1beta1",
+            {"labels": {"team": "llm"}, "components": [V1BETA1_WORKER]},
+            {"tier": "gold", **IDENTITY},
+            id="v1beta1-podTemplate-labels",
+        ),
+        pytest.param(
+            "nvidia.com/v1beta1",
+            {
+                "labels": {"team": "llm"},
+                "components": [{**V1BETA1_WORKER, "podTemplate": {"spec": {"containers": [{"name": "main"}]}}}],
+            },
+            IDENTITY,
+            id="identity-only",
+        ),
+    ],
+)
+def test_a_dcd_carries_its_components_pod_template_labels_not_the_graphs(
+    api_version: str, spec: dict[str, Any], expected: dict[str, str]
+) -> None:
+    """Upstream's ``generateSingleDCD`` labels a DCD with the component's pod-template labels under its identity
+    labels (and a worker's hash); the DGD's ``spec.labels`` and a v1alpha1 service's ``labels`` reach the pods
+    through the DCD's spec, not its metadata."""
+    claim = {
+        "apiVersion": api_version,
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g", "namespace": "ns", "annotations": {"nvidia.com/enable-grove": "false"}},
+        "spec": {"backendFramework": "vllm", **spec},
+    }
+    (dcd,) = by_kind(rendered(claim), "XDynamoComponentDeployment")
+    labels = {k: v for k, v in dcd["metadata"]["labels"].items() if not k.startswith("crossplane.io/")}
+    assert labels == {**expected, WORKER_HASH_LABEL: labels[WORKER_HASH_LABEL]}
+    (deployment,) = by_kind(render_xr(dcd), "Deployment")
+    assert deployment["metadata"]["labels"]["team"] == "llm"  # the graph's labels still reach the workload
+
+
 def test_a_dcd_name_too_long_for_a_composite_is_cut_and_hashed() -> None:
     """Crossplane refuses XR names over 63 characters: a long namespace must not make the DCDs uncreatable
     (a real Crossplane showed it: e2e-vllm-disagg-no-grove.vllm-disagg-ng-vllmdecodeworker-<hash> is 66)."""

@@ -114,14 +114,28 @@ def dcd_resource_name(component: Component, hash8: str) -> str:
     return f"{RESOURCE_PREFIX}{component.key}-{hash8}" if is_worker(component) else RESOURCE_PREFIX + component.key
 
 
-def dcd_labels(graph: Graph, component: Component, hash8: str) -> dict[str, str]:
-    labels = {**graph.labels, **component.labels}
-    labels.update({COMPONENT: component.name, NAMESPACE: dynamo_namespace(graph, component), GRAPH_NAME: graph.name})
+def identity_labels(graph: Graph, component: Component, hash8: str) -> dict[str, str]:
+    """The labels upstream's ``generateSingleDCD`` sets on every DCD: component, Dynamo namespace and graph name,
+    and for a worker type its hash and, in a graph with an EPP, the worker class."""
+    labels = {COMPONENT: component.name, NAMESPACE: dynamo_namespace(graph, component), GRAPH_NAME: graph.name}
     if is_worker(component):
         labels[WORKER_HASH_LABEL] = hash8
         if has_epp(graph):
             labels[COMPONENT_CLASS] = WORKER_CLASS
-    return dict(sorted(labels.items()))
+    return labels
+
+
+def dcd_labels(graph: Graph, component: Component, hash8: str) -> dict[str, str]:
+    """The DCD's own labels: the component's pod-template labels (v1alpha1 ``extraPodMetadata.labels``) under the
+    identity labels. Not the DGD's ``spec.labels`` nor a v1alpha1 service's ``labels``: upstream passes those to
+    the pods through the DCD's spec only."""
+    own = component.pod_template.get("metadata", {}).get("labels") or {}
+    return dict(sorted({**own, **identity_labels(graph, component, hash8)}.items()))
+
+
+def spec_labels(graph: Graph, component: Component, hash8: str) -> dict[str, str]:
+    """The labels the DCD's spec gives its pods: the DGD's and the component's under the identity labels."""
+    return dict(sorted({**graph.labels, **component.labels, **identity_labels(graph, component, hash8)}.items()))
 
 
 def dcd_annotations(graph: Graph, component: Component, restart_at: str | None) -> dict[str, str]:
@@ -159,7 +173,7 @@ def dcd_spec(
     if graph.backend_framework:
         spec["backendFramework"] = graph.backend_framework
     spec["replicas"] = replicas
-    labels = dcd_labels(graph, component, hash8)
+    labels = spec_labels(graph, component, hash8)
     annotations = dcd_annotations(graph, component, restart_at)
     envs = list(graph.envs)
     if graph.shape == "v1alpha1":

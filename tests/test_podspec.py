@@ -255,10 +255,15 @@ def test_an_epp_with_eppconfig_keeps_the_go_epps_launch() -> None:
         "--config-file", "/etc/epp/epp-config-dynamo.yaml",
     ]  # upstream HEAD's legacy Go EPP launch (component_epp.go)  # fmt: skip
     assert "HOME" not in {e["name"] for e in main["env"]}
-    assert [m["name"] for m in main["volumeMounts"]] == ["epp-config", "shared-memory"]
-    (config,) = (v for v in spec["volumes"] if v["name"] == "epp-config")
+    assert main["volumeMounts"] == [
+        {"name": "epp-config", "mountPath": "/etc/epp", "readOnly": True},
+        {"name": "hf-cache", "mountPath": "/home/nonroot/.cache"},  # upstream's model-config cache for the Go EPP
+        {"name": "shared-memory", "mountPath": "/dev/shm"},
+    ]
+    config, cache = (v for v in spec["volumes"] if v["name"] in ("epp-config", "hf-cache"))
     assert config["configMap"] == {"name": "mine", "items": [{"key": "cfg.yaml", "path": "epp-config-dynamo.yaml"}]}
-    assert "hf-cache" not in {v["name"] for v in spec["volumes"]}
+    assert cache == {"name": "hf-cache", "emptyDir": {}}
+    assert [v["name"] for v in spec["volumes"]] == ["epp-config", "hf-cache", "shared-memory"]
 
 
 def test_global_namespace_uses_dynamo() -> None:

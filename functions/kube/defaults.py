@@ -73,6 +73,8 @@ def common_env(
 
 
 NATIVE_EPP_HOME = "/home/dynamo"  # the frontend image's HOME, where the native EPP ships
+HF_CACHE_VOLUME = "hf-cache"  # the EPP's model-config download cache, an emptyDir
+GO_EPP_CACHE = "/home/nonroot/.cache"  # where upstream mounts it for the Go EPP
 
 
 def epp_args(graph_name: str, namespace: str) -> list[str]:
@@ -141,9 +143,9 @@ def type_container(
 
 
 def epp_container(dynamo_namespace: str, graph_name: str, namespace: str, legacy: bool) -> dict[str, Any]:
-    """Upstream HEAD's two EPP launches: with an ``eppConfig`` the Go EPP (its flags and the config file), without
-    one the native Rust EPP (no flags, the image's entrypoint; ``HOME`` pinned to the frontend image's and the
-    model-config cache mounted under it)."""
+    """Upstream HEAD's two EPP launches: with an ``eppConfig`` the Go EPP (its flags, the config file and the
+    model-config cache under the nonroot user's home), without one the native Rust EPP (no flags, the image's
+    entrypoint; ``HOME`` pinned to the frontend image's and the model-config cache mounted under it)."""
     container: dict[str, Any] = {
         "command": [],
         "args": epp_args(graph_name, namespace) if legacy else [],
@@ -163,10 +165,13 @@ def epp_container(dynamo_namespace: str, graph_name: str, namespace: str, legacy
         ],
     }
     if legacy:
-        container["volumeMounts"] = [{"name": "epp-config", "mountPath": "/etc/epp", "readOnly": True}]
+        container["volumeMounts"] = [
+            {"name": "epp-config", "mountPath": "/etc/epp", "readOnly": True},
+            {"name": HF_CACHE_VOLUME, "mountPath": GO_EPP_CACHE},
+        ]
     else:
         container["env"].append(_env("HOME", NATIVE_EPP_HOME))
-        container["volumeMounts"] = [{"name": "hf-cache", "mountPath": f"{NATIVE_EPP_HOME}/.cache"}]
+        container["volumeMounts"] = [{"name": HF_CACHE_VOLUME, "mountPath": f"{NATIVE_EPP_HOME}/.cache"}]
     return container
 
 
@@ -189,12 +194,14 @@ def type_pod(
     elif component_type == "epp":
         pod["serviceAccountName"] = EPP_SERVICE_ACCOUNT
         pod["terminationGracePeriodSeconds"] = 130
-        if not legacy_epp:  # the native EPP reads no config file; its model-config cache
-            pod["volumes"] = [{"name": "hf-cache", "emptyDir": {}}]
+        cache = {"name": HF_CACHE_VOLUME, "emptyDir": {}}  # the model-config cache, for either EPP
+        if not legacy_epp:  # the native EPP reads no config file
+            pod["volumes"] = [cache]
             return pod
         config_map = epp_config_ref.name if epp_config_ref else epp_config_map_name(graph_name)
         key = (epp_config_ref.key if epp_config_ref else "") or EPP_CONFIG_KEY
         pod["volumes"] = [
-            {"name": "epp-config", "configMap": {"name": config_map, "items": [{"key": key, "path": EPP_CONFIG_KEY}]}}
+            {"name": "epp-config", "configMap": {"name": config_map, "items": [{"key": key, "path": EPP_CONFIG_KEY}]}},
+            cache,
         ]
     return pod

@@ -121,6 +121,9 @@ def test_a_manifest_keeps_the_users_intent_and_drops_bookkeeping() -> None:
         "metadata": {"name": "g", "namespace": "ns", "labels": {"team": "a"}, "annotations": {"note": "x"}},
         "spec": {"backendFramework": "vllm"},
     }
+    # a graph applied as v1alpha1 is read at v1beta1 with its spec.services: written back at v1alpha1
+    alpha = portable_manifest({**xr, "spec": {"services": {"a": {}}}})
+    assert (alpha["apiVersion"], alpha["spec"]) == ("nvidia.com/v1alpha1", {"services": {"a": {}}})
     assert is_crossplane_xr(xr) and not is_crossplane_xr({"spec": {"backendFramework": "vllm"}})
     assert applied_by_a_person(xr)
     dcd = {**xr, "metadata": {**xr["metadata"], "ownerReferences": [DGD_REF]}}

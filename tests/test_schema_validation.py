@@ -12,6 +12,7 @@ import yaml
 from rendering import CHECKPOINT_PLATFORM, check_resource, existing_pvcs, package_crds, render_xr, rendered
 
 from corpus import EXAMPLE_CLAIMS, corpus_dgds, examples_of_kind, load_claim
+from functions.tooling.admit_manifest import crd_for
 from functions.tooling.manifests import claim_to_xr, load_documents
 from functions.tooling.pipeline import RenderError
 from functions.tooling.validation import derive_crds, load_crds, validate_object
@@ -96,6 +97,46 @@ def test_bad_claims_are_rejected_by_the_derived_crd(
     }
     violations = validate_object(claim, derived_crds["DynamoGraphDeployment"])
     assert any(fragment in str(v) for v in violations), violations
+
+
+ALPHA, BETA = {"services": {"a": {}}}, {"components": [{"name": "a"}]}
+
+
+@pytest.mark.parametrize("claims", [False, True], ids=["namespaced", "claims"])
+@pytest.mark.parametrize(
+    ("kind", "version", "spec", "old", "refused"),
+    [
+        ("DynamoGraphDeployment", "v1alpha1", BETA, None, "spec.components"),
+        ("DynamoGraphDeployment", "v1beta1", ALPHA, None, "spec.services"),
+        ("DynamoGraphDeployment", "v1alpha1", ALPHA, None, None),
+        ("DynamoGraphDeployment", "v1beta1", BETA, None, None),
+        # a graph applied as v1alpha1 is read, and written back (Crossplane, kubectl edit), at v1beta1
+        ("DynamoGraphDeployment", "v1beta1", {"services": {"a": {"replicas": 2}}}, ALPHA, None),
+        ("DynamoGraphDeployment", "v1alpha1", {"components": [{"name": "a", "replicas": 2}]}, BETA, None),
+        # ... but a shape the object did not have is still the other version's
+        ("DynamoGraphDeployment", "v1beta1", ALPHA, BETA, "spec.services"),
+        ("DynamoGraphDeployment", "v1alpha1", BETA, ALPHA, "spec.components"),
+        # a claim's XR is created by Crossplane at v1beta1, whatever the claim's shape
+        ("XDynamoGraphDeployment", "v1beta1", ALPHA, None, None),
+    ],
+)
+def test_each_version_admits_only_its_own_shape(
+    kind: str, version: str, spec: dict[str, Any], old: dict[str, Any] | None, refused: str | None, claims: bool
+) -> None:
+    """Upstream's CRD has only spec.services at v1alpha1 and only spec.components at v1beta1."""
+    if kind.startswith("X") and not claims:
+        pytest.skip("the default package has no claim XR kind")
+
+    def obj(spec: dict[str, Any]) -> dict[str, Any]:
+        meta = {"name": "g"} if kind.startswith("X") else {"name": "g", "namespace": "ns"}
+        return {"apiVersion": f"nvidia.com/{version}", "kind": kind, "metadata": meta, "spec": spec}
+
+    crd = crd_for(kind, claims=claims)
+    violations = validate_object(obj(spec), crd, old=obj(old) if old is not None else None)
+    assert [v.path for v in violations] == ([refused] if refused else []), violations
+    if refused:
+        other = "v1beta1" if version == "v1alpha1" else "v1alpha1"
+        assert f"set apiVersion nvidia.com/{other}" in violations[0].message
 
 
 @pytest.mark.parametrize("claim_path", EXAMPLE_CLAIMS, ids=[p.stem for p in EXAMPLE_CLAIMS])

@@ -125,7 +125,16 @@ def portable_manifest(obj: dict[str, Any]) -> dict[str, Any]:
     if annotations:
         metadata["annotations"] = annotations
     spec = {k: v for k, v in (obj.get("spec") or {}).items() if k not in CROSSPLANE_SPEC_FIELDS}
-    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": metadata, "spec": spec}
+    return {"apiVersion": _shape_version(obj, spec), "kind": obj["kind"], "metadata": metadata, "spec": spec}
+
+
+def _shape_version(obj: dict[str, Any], spec: dict[str, Any]) -> str:
+    """The apiVersion the manifest's shape belongs to. This package stores both DGD shapes under one schema and
+    serves either at both versions, so kubectl reads a graph applied as v1alpha1 (``spec.services``) at v1beta1;
+    both the operator and this package refuse ``spec.services`` at v1beta1 on create."""
+    if obj.get("kind") == "DynamoGraphDeployment" and "services" in spec:
+        return f"{GROUP}/v1alpha1"
+    return str(obj["apiVersion"])
 
 
 @dataclass(frozen=True)

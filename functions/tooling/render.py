@@ -47,13 +47,14 @@ def admitted(doc: dict[str, Any], field_validation: FieldValidation, *, claims: 
 
 def admitted_xr(doc: Any, namespace: str, field_validation: FieldValidation, *, claims: bool = False) -> dict[str, Any]:
     """The XR the pipeline sees: the manifest as the API server stores it; a claim (the claims package, or a
-    kind that keeps the claims shape) is then made into its XR, stored in turn."""
+    kind that keeps the claims shape) is then made into its XR, stored in turn. A namespaced XR is only read
+    back at the referenceable version (the API server rewrites its apiVersion), which admits nothing again."""
     if not served(doc):
         return as_xr(doc, namespace, claims=claims)  # raises ManifestError naming what is wrong
     doc = with_namespace(doc, namespace)
     stored = admitted(doc, field_validation, claims=claims)
     xr = as_xr(stored, namespace, claims=claims)
-    return xr if xr is stored else admitted(xr, "Strict", claims=claims)
+    return xr if xr.get("kind") == stored.get("kind") else admitted(xr, "Strict", claims=claims)
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,35 @@ def _shape_rules(per_version: dict[str, dict[str, Any]]) -> list[dict[str, str]]
     return rules
 
 
+def version_shape_rules() -> list[dict[str, Any]]:
+    """Root rules that keep each version to its own shape, as upstream serves it.
+
+    Upstream's CRD has only ``spec.services`` in v1alpha1 and only ``spec.components`` in v1beta1: the API
+    server refuses the other version's field (``unknown field``, with ``kubectl apply``'s strict field
+    validation) or prunes it and the operator's webhook refuses the graph for having no components. One union
+    schema serves both versions here (nothing a user wrote may be pruned), so a rule at the root, where CEL sees
+    ``apiVersion``, refuses it. Only the kind users apply: a claims package's XR (``X<Kind>``) is created by
+    Crossplane at the referenceable version whatever shape its claim has. Only where the field is new: an object
+    read at the other version shows its shape as stored (no conversion webhook), and Crossplane and ``kubectl
+    edit`` write it back at that version.
+    """
+    rules = []
+    for version, own in DGD_SHAPES.items():
+        other_version, other = next((v, f) for v, f in DGD_SHAPES.items() if v != version)
+        rules.append(
+            cel(
+                f"self.kind != 'DynamoGraphDeployment' || self.apiVersion != '{GROUP}/{version}'"
+                f" || !has(self.spec) || !has(self.spec.{other})"
+                f" || (oldSelf.hasValue() && has(oldSelf.value().spec) && has(oldSelf.value().spec.{other}))",
+                f"{GROUP}/{version} has no spec.{other} (the {other_version} shape): "
+                f"set apiVersion {GROUP}/{other_version}, or give the graph as spec.{own}",
+                fieldPath=f".spec.{other}",
+                optionalOldSelf=True,
+            )
+        )
+    return rules
+
+
 def dgd_status_schema(upstream_dir: Path | None = None) -> dict[str, Any]:
     catalog = kube_catalog(upstream_dir)
     report = UnionReport()
@@ -99,6 +128,7 @@ def dgd_xrd(upstream_dir: Path | None = None) -> dict[str, Any]:
         "openAPIV3Schema": {
             "type": "object",
             "properties": {"spec": spec, "status": status},
+            "x-kubernetes-validations": version_shape_rules(),
         }
     }
     # Crossplane appends SYNCED, READY (the Ready condition, as upstream's Ready column) and AGE.

@@ -335,7 +335,7 @@ def test_a_worker_change_rolls_over_to_new_dcds() -> None:
     # decode: D=2, surge 1 (annotation), unavailable floor(25% of 2)=0 -> old keeps 2, new gets 1
     decode_old, decode_new = (k for k in old_keys + new_keys if "decode" in k)
     assert (replicas[decode_old], replicas[decode_new]) == (2, 1)
-    assert during.composite_status == {"operatorOriginVersion": "1.4.0", "rollingUpdate": {"phase": "InProgress"}}
+    assert during.composite_status == {"operatorOriginVersion": "1.5.0", "rollingUpdate": {"phase": "InProgress"}}
     status = status_step(changed, during, observed)
     assert status.composite_status["state"] == "pending"
     reason = next(c for c in status.conditions if c.type == "DynamoGraphReady").reason
@@ -354,7 +354,7 @@ def test_a_worker_change_rolls_over_to_new_dcds() -> None:
     after = render_step(changed, settled)
     assert not set(old_keys) & set(after.desired_resources)
     assert after.composite_status == {
-        "operatorOriginVersion": "1.4.0",
+        "operatorOriginVersion": "1.5.0",
         "rollingUpdate": {"phase": "Completed", "updatedServices": ["VllmDecodeWorker", "VllmPrefillWorker"]},
     }
 

@@ -101,9 +101,10 @@ def env_names(clique: dict[str, Any]) -> set[str]:
 
 def test_a_new_graph_is_stamped_and_its_multinode_vllm_uses_multiprocessing() -> None:
     rsp = render(CLAIM)
-    assert rsp.composite_status[STATUS_FIELD] == RENDERED_OPERATOR_VERSION == "1.4.0"
+    # the appVersion of the operator chart at the reference commit, which the chart passes as the operator's version
+    assert rsp.composite_status[STATUS_FIELD] == RENDERED_OPERATOR_VERSION == "1.5.0"
     for clique in cliques(rsp):
-        assert clique["annotations"][ORIGIN] == "1.4.0"
+        assert clique["annotations"][ORIGIN] == "1.5.0"
     decode = [c for c in cliques(rsp) if c["name"].startswith("decode")]
     assert [NIXL in env_names(c) for c in decode] == [True, True]
 
@@ -111,7 +112,7 @@ def test_a_new_graph_is_stamped_and_its_multinode_vllm_uses_multiprocessing() ->
 def test_a_later_reconcile_keeps_the_first_version() -> None:
     first = render(CLAIM).composite_status[STATUS_FIELD]
     later = render(CLAIM, status={STATUS_FIELD: "1.0.0"})
-    assert first == "1.4.0"
+    assert first == "1.5.0"
     assert later.composite_status[STATUS_FIELD] == "1.0.0"  # what an older package stamped stays
     assert {c["annotations"][ORIGIN] for c in cliques(later)} == {"1.0.0"}
 
@@ -140,8 +141,8 @@ def test_the_component_pathway_stamps_the_dcd_pod_templates_not_their_pods() -> 
     dcds = [r.resource for r in rsp.desired_resources.values() if r.resource["kind"] == "XDynamoComponentDeployment"]
     assert len(dcds) == 2
     for dcd in dcds:
-        assert dcd["spec"]["podTemplate"]["metadata"]["annotations"][ORIGIN] == "1.4.0"
-    assert rsp.composite_status[STATUS_FIELD] == "1.4.0"
+        assert dcd["spec"]["podTemplate"]["metadata"]["annotations"][ORIGIN] == "1.5.0"
+    assert rsp.composite_status[STATUS_FIELD] == "1.5.0"
 
 
 def test_with_origin_version_leaves_a_graph_without_one_alone() -> None:
@@ -157,7 +158,7 @@ def test_a_dcd_of_the_graph_reads_the_origin_for_the_vllm_gate() -> None:
     claim = copy.deepcopy(CLAIM)
     claim["metadata"]["annotations"] = {"nvidia.com/enable-grove": "false"}
     decode = next(d for d in by_kind(rendered(claim), "XDynamoComponentDeployment") if "multinode" in d["spec"])
-    assert decode["metadata"]["annotations"][ORIGIN] == "1.4.0"
+    assert decode["metadata"]["annotations"][ORIGIN] == "1.5.0"
     (lws,) = by_kind(render_xr(decode), "LeaderWorkerSet")
     for role in ("leaderTemplate", "workerTemplate"):
         template = lws["spec"]["leaderWorkerTemplate"][role]

@@ -227,7 +227,7 @@ def test_a_platform_cluster_role_is_bound_instead_and_the_infrastructure_reaches
 def test_the_default_profiler_image_comes_from_the_platform_or_upstreams_planner_image() -> None:
     spec = {k: v for k, v in BASE_SPEC.items() if k != "image"}
     job = composed(Flow(request_xr(spec)).out, "Job")
-    assert profiler_container(job)["image"] == "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.4.0"
+    assert profiler_container(job)["image"] == "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.5.0"
     flow = Flow(request_xr(spec), [operator_config({"dgdr": {"defaultImage": "registry.local/planner:1.4.1"}})])
     assert profiler_container(composed(flow.out, "Job"))["image"] == "registry.local/planner:1.4.1"
 
@@ -481,7 +481,7 @@ def test_the_graph_name_comes_from_the_dgd_override_and_the_override_installer_j
     pod = composed(flow.out, "Job")["spec"]["template"]["spec"]
     (installer,) = pod["initContainers"]
     assert installer["name"] == "dgd-override-installer"
-    assert installer["image"] == "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.4.0"
+    assert installer["image"] == "nvcr.io/nvidia/ai-dynamo/kubernetes-operator:1.5.0"
     assert installer["command"] == ["/dgd-apply-overrides", "--install-to", "/opt/dynamo/bin/dgd-apply-overrides"]
     assert installer["securityContext"]["readOnlyRootFilesystem"] is True
     env = {e["name"]: e.get("value") for e in profiler_container({"spec": {"template": {"spec": pod}}})["env"]}

@@ -13,9 +13,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 OPERATOR_CONFIG_NAME = "dynamo-platform"
-# The upstream operator release line this package renders: the origin version new graphs get, the default
-# profiler and operator image tags of a DGDR.
-OPERATOR_VERSION = "1.4.0"
+# The version of upstream's operator at the reference commit, as its chart installs it (the chart's appVersion,
+# passed to the operator as its version): the origin version new graphs get, the default profiler and operator
+# image tags of a DGDR.
+OPERATOR_VERSION = "1.5.0"
 OPERATOR_CONFIG_REQUIREMENT = "platform"
 ENVIRONMENT_CONFIG_API_VERSION = "apiextensions.crossplane.io/v1beta1"
 

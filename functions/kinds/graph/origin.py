@@ -25,7 +25,8 @@ from functions.api.graph import Graph
 from functions.api.operator_config import OPERATOR_VERSION
 from functions.kube.backends import ORIGIN_VERSION_ANNOTATION
 
-# The upstream operator release line this package renders (ai-dynamo/dynamo main at 2a6da14c8, 1.4.x).
+# What upstream's operator at the reference commit (ai-dynamo/dynamo main at 2a6da14c8) stamps when installed from
+# its chart: the chart's appVersion, which the chart passes as the operator's version.
 RENDERED_OPERATOR_VERSION = OPERATOR_VERSION
 STATUS_FIELD = "operatorOriginVersion"
 # Kept in the status of a DGD whose objects were composed before the package tracked the origin.

@@ -13,8 +13,12 @@
 #                                      Crossplane's Helm chart, as `helm install` would create them
 #     crds/crossplane-<CROSSPLANE_VERSION>-chart/    the chart itself (the quickstart test installs it)
 #     crds/<name>/*.yaml               CRDs of the APIs we render into (copies)
+#     bin/dynamo-operator-<commit>-<hash>  the upstream Dynamo operator's manager, built from ../shared/upstream/operator
+#                                      (cold: ~3 minutes on 2 cores), and crds/dynamo-operator-<commit>-<hash>/ its Helm
+#                                      chart and CRDs: tests/operator_stack.py runs it beside the package
 #     tools.env                        CRANK=..., CROSSPLANE=..., CROSSPLANE_CRDS=..., CROSSPLANE_RBAC=...,
-#                                      CROSSPLANE_CHART=..., CRDS_DIR=... (KEY=VALUE)
+#                                      CROSSPLANE_CHART=..., CRDS_DIR=..., DYNAMO_OPERATOR=..., DYNAMO_OPERATOR_DIR=...
+#                                      (KEY=VALUE)
 #
 # Idempotent: a crank binary that is present and reports the pinned version is
 # not rebuilt; a CRD directory whose .source stamp matches the pinned module is
@@ -410,6 +414,58 @@ install_crds provider-kubernetes "$PROVIDER_KUBERNETES_MODULE" "$PROVIDER_KUBERN
     'package/crds/kubernetes.m.crossplane.io_providerconfigs.yaml' \
     'package/crds/kubernetes.m.crossplane.io_clusterproviderconfigs.yaml'
 
+# --- the upstream Dynamo operator (built beside ours, to compare with) ----------------
+
+# Its source and Helm chart at the commit our CRDs and golden scenarios come from, and the snapshot API module
+# it needs (which the module proxy refuses), are archives in ../shared/upstream/operator, beside the checkout
+# and not in a user's clone. Built once into the cache; the archives' hash names the build, so new archives
+# rebuild it. Without the archives nothing is built and the tests that run the operator skip naming them.
+OPERATOR_COMMIT=2a6da14c8
+OPERATOR_ARCHIVES="$repo_root/../shared/upstream/operator"
+OPERATOR_SOURCE="dynamo-operator-$OPERATOR_COMMIT.tar.gz"
+OPERATOR_SNAPSHOT_API="snapshot-api-v0.1.0-alpha.1.tar.gz"
+OPERATOR=""
+OPERATOR_DIR=""
+if [[ -f "$OPERATOR_ARCHIVES/$OPERATOR_SOURCE" && -f "$OPERATOR_ARCHIVES/$OPERATOR_SNAPSHOT_API" ]]; then
+    operator_hash="$(cat "$OPERATOR_ARCHIVES/$OPERATOR_SOURCE" "$OPERATOR_ARCHIVES/$OPERATOR_SNAPSHOT_API" | sha256sum | cut -c1-12)"
+    OPERATOR="$BIN_DIR/dynamo-operator-$OPERATOR_COMMIT-$operator_hash"
+    # The chart, the CRDs (config/crd/bases, with the DynamoWorkerMetadata CRD its Kubernetes discovery
+    # needs) and the snapshot CRDs, for the harness that starts it (tests/operator_stack.py).
+    OPERATOR_DIR="$CRDS_DIR/dynamo-operator-$OPERATOR_COMMIT-$operator_hash"
+    if [[ -x "$OPERATOR" && -f "$OPERATOR_DIR/.source" ]]; then
+        step "dynamo operator $OPERATOR_COMMIT: present: $OPERATOR"
+    else
+        step "dynamo operator $OPERATOR_COMMIT: building ./cmd of deploy/operator (~1 minute with a warm module cache, ~3 cold on 2 cores)"
+        t0=$SECONDS
+        src="$work/dynamo-operator"
+        mkdir -p "$src"
+        tar xzf "$OPERATOR_ARCHIVES/$OPERATOR_SOURCE" -C "$src"
+        tar xzf "$OPERATOR_ARCHIVES/$OPERATOR_SNAPSHOT_API" -C "$src"
+        module="$src/dynamo-$OPERATOR_COMMIT/deploy/operator"
+        snapshot_api="$src/${OPERATOR_SNAPSHOT_API%.tar.gz}/api"
+        [[ -f "$module/go.mod" && -f "$snapshot_api/go.mod" ]] || die "$OPERATOR_ARCHIVES: the archives do not hold deploy/operator/go.mod and api/go.mod"
+        (cd "$module" && go mod edit -replace "github.com/ai-dynamo/snapshot/api=$snapshot_api") \
+            || die "go mod edit in $module failed"
+        tmp_bin="$BIN_DIR/.dynamo-operator.tmp.$$"
+        partial+=("$tmp_bin")
+        (cd "$module" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o "$tmp_bin" ./cmd/) >"$work/operator.log" 2>&1 \
+            || { grep -v '^go: downloading ' "$work/operator.log" | tail -n 40 >&2; die "building the dynamo operator failed"; }
+        stage="$CRDS_DIR/.dynamo-operator.tmp.$$"
+        partial+=("$stage")
+        rm -rf "$stage" && mkdir -p "$stage/crds"
+        cp -r "$src/dynamo-$OPERATOR_COMMIT/deploy/helm/charts/platform/components/operator" "$stage/chart"
+        install -m 0644 "$module"/config/crd/bases/*.yaml "$snapshot_api"/v1alpha1/crds/*.yaml "$stage/crds/"
+        printf '%s\n' "$OPERATOR_SOURCE $OPERATOR_SNAPSHOT_API $operator_hash" >"$stage/.source"
+        rm -rf "$OPERATOR_DIR" && mv "$stage" "$OPERATOR_DIR"
+        mv -f "$tmp_bin" "$OPERATOR"
+        "$OPERATOR" --help >/dev/null 2>&1 || [[ $? -eq 2 ]] || die "built $OPERATOR but it does not run"
+        step "dynamo operator $OPERATOR_COMMIT: built in $((SECONDS - t0))s ($(grep -c '^go: downloading ' "$work/operator.log" || true) modules downloaded): $OPERATOR"
+    fi
+else
+    [[ "${CI:-}" != "true" ]] || die "$OPERATOR_ARCHIVES/$OPERATOR_SOURCE missing: CI builds the upstream operator to compare with"
+    step "dynamo operator: $OPERATOR_ARCHIVES not beside the checkout: not built (the tests that run it will skip)"
+fi
+
 # --- tools.env ------------------------------------------------------------------
 
 {
@@ -423,6 +479,8 @@ install_crds provider-kubernetes "$PROVIDER_KUBERNETES_MODULE" "$PROVIDER_KUBERN
     echo "COSIGN=$COSIGN"
     echo "OCI_REGISTRY=$OCI_REGISTRY"
     echo "CRDS_DIR=$CRDS_DIR"
+    echo "DYNAMO_OPERATOR=$OPERATOR"
+    echo "DYNAMO_OPERATOR_DIR=$OPERATOR_DIR"
 } >"$CACHE/tools.env.tmp.$$"
 mv -f "$CACHE/tools.env.tmp.$$" "$CACHE/tools.env"
 

@@ -155,16 +155,22 @@ def _variant(name: str, namespace: str, **spec_changes: object) -> dict:
 
 
 # Manifests at the edges of the admission rules the API server and the function apply to a claim's identity
-# and spec: each is refused by both commands or by neither.
+# and spec: each is refused by both commands or by neither. The example's longest composed names are its
+# Service "{name}-vllmworker" and its Dynamo namespace label "{namespace}-{name}", at most 63 characters each.
 AGREEMENT = {
     "ok": _variant("agg", "ns"),
-    "namespace-63": _variant("agg", "n" * 63),
+    "namespace-59": _variant("agg", "n" * 59),
+    "namespace-60": _variant("agg", "n" * 60),
     "namespace-64": _variant("agg", "n" * 64),
     "namespace-upper": _variant("agg", "Team-A"),
+    "name-52": _variant("a" * 52, "ns"),
+    "name-53": _variant("a" * 53, "ns"),
     "name-63": _variant("a" * 63, "ns"),
     "name-with-dot": _variant("agg.v2", "ns"),
+    "name-starting-with-a-digit": _variant("1agg", "ns"),
     "unknown-field": _variant("agg", "ns", notAField=True),
     "bad-backend": _variant("agg", "ns", backendFramework="tgi"),
+    "v1alpha1-with-components": {**_variant("agg", "ns"), "apiVersion": "nvidia.com/v1alpha1"},
 }
 
 
@@ -184,8 +190,17 @@ def test_validate_and_render_refuse_the_same_manifests(tmp_path: Path) -> None:
         if rendered.returncode != 0:
             refused_by_render.add(case)
     assert refused_by_validate == refused_by_render, (proc.stdout, refused_by_render)
-    assert {"namespace-64", "namespace-upper", "unknown-field", "bad-backend"} <= refused_by_validate
-    assert "ok" not in refused_by_validate and "namespace-63" not in refused_by_validate
+    assert refused_by_validate == {
+        "namespace-60",
+        "namespace-64",
+        "namespace-upper",
+        "name-53",
+        "name-63",
+        "name-starting-with-a-digit",
+        "unknown-field",
+        "bad-backend",
+        "v1alpha1-with-components",
+    }
 
 
 def test_a_file_that_is_not_yaml_is_reported_and_the_others_checked(tmp_path: Path) -> None:

@@ -45,10 +45,16 @@ def load_documents(path: Path) -> list[dict[str, Any]]:
     return docs
 
 
+# The API server's name generator (Crossplane names a claim's XR with it): a generateName base is cut to 58
+# characters before the 5 random ones.
+MAX_GENERATE_NAME_BASE = 58
+
+
 def xr_name_for_claim(name: str, namespace: str) -> str:
-    """Crossplane names a claim's XR ``<claim>-<random 5>``; a preview uses a stable suffix instead."""
+    """Crossplane names a claim's XR ``<claim>-<random 5>`` (the base ``<claim>-`` cut to 58 characters, as the API
+    server's name generator does); a preview uses a stable suffix instead."""
     suffix = hashlib.sha256(f"{namespace}/{name}".encode()).hexdigest()[:5]
-    return f"{name}-{suffix}"
+    return f"{name}-"[:MAX_GENERATE_NAME_BASE] + suffix
 
 
 def claim_to_xr(claim: dict[str, Any], default_namespace: str = "default") -> dict[str, Any]:

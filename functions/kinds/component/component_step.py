@@ -48,6 +48,7 @@ from functions.contract import Condition, DesiredResource, StepRequest, StepResp
 from functions.kinds.component.component_checkpoints import resolve_dcd_checkpoint
 from functions.kinds.component.webhook_rules import check_service_sidecar
 from functions.kube import backends
+from functions.kube.admissible import check_names
 from functions.kube.deployment import kube_labels, render_deployment
 from functions.kube.failover import check_failover
 from functions.kube.gms_graph import check_gms, check_inter_pod, render_claim_templates
@@ -276,6 +277,7 @@ def component_deployment(req: StepRequest) -> StepResponse:
         if checkpoint is not None:
             graph = dataclasses.replace(graph, checkpoints=(checkpoint,))
         desired = render_component(graph, name, operator_config, xr_labels)
+        check_names(name, desired.values())  # a DGD checks its DCDs' first, naming its own metadata.name
     except (SpecError, OperatorConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     mpi_conditions = []

@@ -221,17 +221,19 @@ def render_component_deployment(graph: Graph, component: Component, hash8: str, 
     """The DynamoComponentDeployment of one component, with ``spec`` from ``dcd_spec``: in the DGD's namespace
     (namespaced), or an XDynamoComponentDeployment carrying its upstream name and namespace as annotations."""
     name = dcd_name(graph, component, hash8)
+    xr_name = nested_composite_name(graph, name, "component deployment", component_path(graph, component))
     identity = (
-        {} if graph.namespaced else {COMPOSED_NAME_ANNOTATION: name, COMPOSED_NAMESPACE_ANNOTATION: graph.namespace}
+        {COMPOSED_NAME_ANNOTATION: name, COMPOSED_NAMESPACE_ANNOTATION: graph.namespace}
+        if not graph.namespaced
+        else {COMPOSED_NAME_ANNOTATION: name}  # a namespaced XR whose name was cut keeps upstream's for its objects
+        if xr_name != name
+        else {}
     )
     annotations = {
         **identity,
         **{k: v for k, v in graph.metadata_annotations.items() if k in PROPAGATED_ANNOTATIONS},
     }
-    metadata: dict[str, Any] = {
-        "name": nested_composite_name(graph, name, "component deployment", component_path(graph, component)),
-        "labels": dcd_labels(graph, component, hash8),
-    }
+    metadata: dict[str, Any] = {"name": xr_name, "labels": dcd_labels(graph, component, hash8)}
     if annotations:
         metadata["annotations"] = dict(sorted(annotations.items()))
     return {

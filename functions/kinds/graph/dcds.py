@@ -36,12 +36,16 @@ class RenderedComponents:
     desired: dict[str, dict[str, Any]]
     status: dict[str, Any] | None  # status fields the render step owns (rollingUpdate)
     warnings: tuple[str, ...] = ()  # DCDs whose own step will refuse them
+    nested: tuple[dict[str, Any], ...] = ()  # what the DCDs' own steps will compose (their names and labels)
 
 
-def dcd_problem(dcd: dict[str, Any], operator_config: OperatorConfig, namespace: str | None = None) -> str | None:
-    """What the DCD's own step would refuse it for (upstream's render-time checks), if anything.
+def dcd_rendered(
+    dcd: dict[str, Any], operator_config: OperatorConfig, namespace: str | None = None
+) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """What the DCD's own step will compose, or what it would refuse the DCD for (upstream's render-time
+    checks).
 
-    The DGD still composes it, as upstream creates a DCD that then fails to reconcile; the DGD's
+    The DGD still composes a refused DCD, as upstream creates a DCD that then fails to reconcile; the DGD's
     step reports it too, so the reason shows on the graph and not only on the nested composite.
     A namespaced DCD is composed without a namespace (Crossplane gives it the DGD's): ``namespace`` is
     the one it will have.
@@ -50,10 +54,9 @@ def dcd_problem(dcd: dict[str, Any], operator_config: OperatorConfig, namespace:
         dcd = {**dcd, "metadata": {**(dcd.get("metadata") or {}), "namespace": namespace}}
     try:
         graph, name = dcd_graph(dcd)
-        render_component(graph, name, operator_config, (dcd.get("metadata") or {}).get("labels") or {})
+        return render_component(graph, name, operator_config, (dcd.get("metadata") or {}).get("labels") or {}), None
     except SpecError as err:
-        return str(err)
-    return None
+        return {}, str(err)
 
 
 def check_multinode(graph: Graph, operator_config: OperatorConfig) -> None:
@@ -140,13 +143,14 @@ def render_components(
         if checkpoint is not None:
             spec = with_checkpoint_ref(spec, graph.shape, checkpoint)
         desired[dcd_resource_name(component, hash8)] = render_component_deployment(graph, component, hash8, spec)
-    warnings = []
+    warnings, nested = [], []
     for component in graph.components:
-        problem = dcd_problem(
+        composed, problem = dcd_rendered(
             desired[dcd_resource_name(component, hash8)],
             operator_config,
             graph.namespace if graph.namespaced else None,
         )
+        nested.extend(composed.values())
         if problem:
             warnings.append(
                 f"{component_path(graph, component)}: its DynamoComponentDeployment cannot render: {problem}"
@@ -155,4 +159,6 @@ def render_components(
         desired[resource] = old_dcd(obj, replicas)
     previous = ((xr.get("status") or {}).get(ROLLING_UPDATE_STATUS)) or None
     rolling = rolling_update_status(graph, plan, previous)
-    return RenderedComponents(desired, {ROLLING_UPDATE_STATUS: rolling} if rolling else None, tuple(warnings))
+    return RenderedComponents(
+        desired, {ROLLING_UPDATE_STATUS: rolling} if rolling else None, tuple(warnings), tuple(nested)
+    )

@@ -29,6 +29,7 @@ from functions.kinds.scaling.scaling_adapters import (
     with_adapter_replicas,
 )
 from functions.kube import backends
+from functions.kube.admissible import check_names
 from functions.kube.failover import check_failover
 from functions.kube.gms_graph import check_gms, check_inter_pod, render_claim_templates
 from functions.kube.grove import render_podcliqueset
@@ -199,6 +200,7 @@ def render_graph_deployment(req: StepRequest) -> StepResponse:
         if checkpoints.resolved:
             status[CHECKPOINTS_STATUS] = checkpoints.status()
         warnings: tuple[str, ...] = ()
+        nested: tuple[dict[str, Any], ...] = ()
         conditions = [deprecation_condition(req.observed_composite)]
         if uses_grove(graph, operator_config):
             desired = {**pvcs, **render_graph(graph, operator_config, component_backends)}
@@ -208,13 +210,14 @@ def render_graph_deployment(req: StepRequest) -> StepResponse:
             rendered = render_components(req, graph, operator_config, raw)
             desired = {**pvcs, **rendered.desired, **render_graph_shared(graph, operator_config, frontend_mesh=False)}
             status.update(rendered.status or {})
-            warnings = rendered.warnings
+            warnings, nested = rendered.warnings, rendered.nested
         desired.update(checkpoints.desired)
         if needs_ssh_secret(graph, component_backends):
             copy, condition = ssh_secret(graph, operator_config, req.required)
             desired.update(copy)
             lookups.update(ssh_secret_requirement(graph, operator_config))
             conditions.append(condition)
+        check_names(graph.name, [*desired.values(), *nested])  # nothing the cluster would refuse is composed
     except (SpecError, OperatorConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")
     desired = pin_observed_adapters(desired, req.observed_resources)

@@ -293,6 +293,14 @@ def test_the_job_shape() -> None:
     assert not any(v["name"] == "checkpoint-storage" for v in pod["volumes"])  # no storage configured
 
 
+def test_the_user_template_gets_the_schema_defaults_upstream_stores() -> None:
+    """Upstream's API server defaults the checkpoint's embedded pod spec at admission; ours serves it open."""
+    claim = copy.deepcopy(CLAIM)
+    (main,) = claim["spec"]["job"]["podTemplateSpec"]["spec"]["containers"]
+    main["ports"] = [{"name": "extra", "containerPort": 7000}]
+    assert main_of(job_of(claim))["ports"] == [{"name": "extra", "containerPort": 7000, "protocol": "TCP"}]
+
+
 def test_the_user_template_is_kept_around_what_the_checkpoint_needs() -> None:
     claim = with_pod(
         metadata={

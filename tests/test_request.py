@@ -586,6 +586,21 @@ ALPHA_SPEC: Obj = {
 }
 
 
+def test_the_profiling_jobs_override_pod_spec_gets_the_schema_defaults_upstream_stores() -> None:
+    """Upstream's API server defaults the DGDR's embedded pod spec at admission; ours serves it open."""
+    spec = {
+        "containers": [{"name": "profiler"}],
+        "initContainers": [{"name": "warm", "image": "busybox:1", "ports": [{"containerPort": 7000}]}],
+        "volumes": [{"name": "cfg", "configMap": {}}],
+    }
+    flow = Flow(request_xr({**BASE_SPEC, "overrides": {"profilingJob": {"template": {"spec": spec}}}}))
+    pod = composed(flow.out, "Job")["spec"]["template"]["spec"]
+    (warm,) = [c for c in pod["initContainers"] if c["name"] == "warm"]
+    assert warm["ports"] == [{"containerPort": 7000, "protocol": "TCP"}]
+    (cfg,) = [v for v in pod["volumes"] if v["name"] == "cfg"]
+    assert cfg["configMap"] == {"name": ""}
+
+
 def test_a_v1alpha1_request_is_converted_to_the_hub_as_upstream_converts_it() -> None:
     pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "models", "namespace": NS}}
     spec = {**ALPHA_SPEC, "profilingConfig": {**ALPHA_SPEC["profilingConfig"]}}

@@ -17,7 +17,8 @@ not permitted``, ``Input should be greater than or equal to 0``), so a rule read
 
 The schemas are the XRDs' spec schemas reduced to these keywords (``compact_schema``), one JSON file per kind
 written by ``function-dynamo xrds`` beside the kind's step, read once per process when first needed: the
-runtime image holds neither the XRD builders nor a JSON Schema library.
+runtime image holds neither the XRD builders nor a JSON Schema library. They keep ``default`` too, which the
+check ignores: the steps fill those defaults into the pod specs (``functions/api/pod_defaults.py``).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ KEYWORDS = frozenset(
         "x-kubernetes-preserve-unknown-fields",
         "x-kubernetes-list-type",
         "x-kubernetes-list-map-keys",
+        "default",  # not checked: the defaults the step fills into the pod specs (functions/api/pod_defaults.py)
     }
 )
 _COMBINATORS = ("anyOf", "allOf", "oneOf", "not")

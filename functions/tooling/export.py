@@ -27,8 +27,16 @@ from functions.tooling.output import as_json
 REQUEST_KINDS = ("DynamoGraphDeploymentRequest", "XDynamoGraphDeploymentRequest")
 
 
+def _load(path: Path) -> list[dict[str, Any]]:
+    """The file's documents; one that is not valid YAML (or gives a key twice) stops the command, saying where."""
+    try:
+        return load_documents(path)
+    except ManifestError as err:
+        raise click.ClickException(str(err)) from None
+
+
 def _one(path: Path, kinds: tuple[str, ...], what: str) -> dict[str, Any]:
-    docs = [d for d in load_documents(path) if d.get("kind") in kinds]
+    docs = [d for d in _load(path) if d.get("kind") in kinds]
     if len(docs) != 1:
         raise click.UsageError(f"{path}: expected one {what}, found {len(docs)}")
     return docs[0]
@@ -113,7 +121,7 @@ def export(
     data = None
     if output_configmap is not None:
         data = _one(output_configmap, ("ConfigMap",), "ConfigMap").get("data") or {}
-    config_docs = load_documents(operator_config) if operator_config else []
+    config_docs = _load(operator_config) if operator_config else []
     text = export_manifest(doc, data, config_docs, output_format)
     if output_file is None:
         click.echo(text, nl=False)

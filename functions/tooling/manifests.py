@@ -32,14 +32,37 @@ class ManifestError(ValueError):
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+class DuplicateKey(yaml.YAMLError):
+    """A mapping gives a key twice. PyYAML keeps the last silently; kubectl refuses the manifest."""
+
+
+class _ManifestLoader(_SAFE_LOADER):  # type: ignore[misc, valid-type]
+    """The safe loader, refusing a mapping key given twice as kubectl's YAML decoder does (the same key text;
+    a merge key ``<<`` may be overridden)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, yaml.Node] = {}
+            for key_node, _ in node.value:
+                if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                    first = seen.setdefault(key_node.value, key_node)
+                    if first is not key_node:
+                        raise DuplicateKey(
+                            f'line {key_node.start_mark.line + 1}: mapping key "{key_node.value}" '
+                            f"already defined at line {first.start_mark.line + 1}"
+                        )
+        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
+
+
 def load_documents(path: Path) -> list[dict[str, Any]]:
-    """Every non-empty YAML document of a file, or of every .yaml/.yml file in a directory (sorted)."""
+    """Every non-empty YAML document of a file, or of every .yaml/.yml file in a directory (sorted); a mapping
+    key given twice is an error naming the file, the line and the key."""
     files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
     docs: list[dict[str, Any]] = []
     for file in files:
         try:
             with file.open() as f:
-                docs.extend(d for d in yaml.load_all(f, Loader=_SAFE_LOADER) if d)
+                docs.extend(d for d in yaml.load_all(f, Loader=_ManifestLoader) if d)
         except yaml.YAMLError as err:
             raise ManifestError(f"{file}: not valid YAML: {err}") from None
     return docs

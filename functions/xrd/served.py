@@ -21,10 +21,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from functions.api.pod_defaults import is_pod_spec
+
 Schema = dict[str, Any]
 
-# The properties every PodSpec schema has and no other Dynamo type has all of.
-POD_SPEC_MARKERS = frozenset({"containers", "initContainers", "volumes", "affinity", "tolerations"})
 OPEN_OBJECT: Schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 RULES = "x-kubernetes-validations"
 
@@ -41,9 +41,9 @@ def served_xrd(xrd: dict[str, Any]) -> dict[str, Any]:
 
 def served_schema(node: Schema) -> Schema:
     """``node`` with each pod spec found in it opened (``open_pod_spec``); everything else as it is."""
-    properties = node.get("properties")
-    if isinstance(properties, dict) and properties.keys() >= POD_SPEC_MARKERS:
+    if is_pod_spec(node):
         return open_pod_spec(node)
+    properties = node.get("properties")
     out = dict(node)
     if isinstance(properties, dict):
         out["properties"] = {name: served_schema(sub) for name, sub in properties.items()}

@@ -21,6 +21,7 @@ from typing import Any
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object, parse_xr_spec
 from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT, OperatorConfigError, read_operator_config
+from functions.api.pod_defaults import spec_with_pod_spec_defaults
 from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal
 from functions.kinds.checkpoint.checkpoint_api import DynamoCheckpointSpec
@@ -54,6 +55,7 @@ def dynamo_checkpoint(req: StepRequest) -> StepResponse:
     xr = req.observed_composite
     try:
         check_xr_spec(xr, SPEC_SCHEMA)
+        xr = spec_with_pod_spec_defaults(xr, SPEC_SCHEMA)
         operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
         claim = claimed_object(xr, "DynamoCheckpoint")
         spec = checkpoint_spec(xr)

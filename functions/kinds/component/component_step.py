@@ -43,6 +43,7 @@ from functions.api.operator_config import (
     OperatorConfigError,
     read_operator_config,
 )
+from functions.api.pod_defaults import spec_with_pod_spec_defaults
 from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal
 from functions.kinds.component.component_checkpoints import resolve_dcd_checkpoint
@@ -265,6 +266,7 @@ def component_deployment(req: StepRequest) -> StepResponse:
     xr = req.observed_composite
     try:
         check_xr_spec(xr, SPEC_SCHEMA)
+        xr = spec_with_pod_spec_defaults(xr, SPEC_SCHEMA)
         operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
         graph, name = dcd_graph(xr)
         xr_labels = (xr.get("metadata") or {}).get("labels") or {}

@@ -14,6 +14,7 @@ from functions.api.operator_config import (
     OperatorConfigError,
     read_operator_config,
 )
+from functions.api.pod_defaults import spec_with_pod_spec_defaults
 from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import DesiredResource, ResourceSelector, Result, StepRequest, StepResponse, fatal
 from functions.kinds.component.webhook_rules import check_annotations, check_costly_rules, deprecation_condition
@@ -175,7 +176,10 @@ def render_graph_deployment(req: StepRequest) -> StepResponse:
         check_xr_spec(req.observed_composite, SPEC_SCHEMA)
         operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
         claim = graph_claim(req.observed_composite)
-        graph = graph_from_graph_claim(claim)
+        # the spec as upstream's API server would store it; the worker hash reads it as ours stored it, so that
+        # a package upgrade does not roll workers over a default
+        defaulted = graph_claim(spec_with_pod_spec_defaults(req.observed_composite, SPEC_SCHEMA))
+        graph = graph_from_graph_claim(defaulted)
         origin = resolve_origin_version(
             graph.metadata_annotations,
             req.observed_composite.get("status") or {},
@@ -207,7 +211,7 @@ def render_graph_deployment(req: StepRequest) -> StepResponse:
             lookups.update(stamp_restart(req, graph, desired[PCS_RESOURCE], PCS_RESOURCE))
         else:
             check_component_pathway_fields(graph)
-            rendered = render_components(req, graph, operator_config, raw)
+            rendered = render_components(req, graph, operator_config, raw_components(graph, defaulted.spec))
             desired = {**pvcs, **rendered.desired, **render_graph_shared(graph, operator_config, frontend_mesh=False)}
             status.update(rendered.status or {})
             warnings, nested = rendered.warnings, rendered.nested

@@ -29,7 +29,8 @@ from functions.api.operator_config import (
     OperatorConfigError,
     read_operator_config,
 )
-from functions.api.schema_check import check_xr_spec, spec_schema_file
+from functions.api.pod_defaults import with_pod_spec_defaults
+from functions.api.schema_check import check_xr_spec, load_schema, spec_schema_file
 from functions.contract import (
     DesiredResource,
     ResourceSelector,
@@ -259,7 +260,8 @@ def dynamo_graph_deployment_request(req: StepRequest) -> StepResponse:
             name=name,
             namespace=namespace,
             uid=metadata.get("uid", ""),
-            spec=profiler_spec,
+            # with the job template's pod spec defaults, as upstream's API server stores them
+            spec=with_pod_spec_defaults(profiler_spec, load_schema(SPEC_SCHEMA)),
             service_account=service_account_name(name),
             owner=owner,
             infrastructure=operator_config.infrastructure,

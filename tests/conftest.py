@@ -10,6 +10,8 @@ import yaml
 # Lets test modules import the shared helper modules beside them (tooling, server, corpus, ...).
 sys.path.insert(0, str(Path(__file__).parent))
 
+from operator_stack import OperatorStack, start_operator
+
 from apiserver import Installed, derived_crds, install_crd
 from controlplane import ControlPlane, start_control_plane
 from crossplane_core import Crossplane, start_crossplane
@@ -50,3 +52,14 @@ def installed(control_plane: ControlPlane) -> dict[str, Installed]:
 def crossplane(control_plane: ControlPlane) -> Iterator[Crossplane]:
     """Crossplane core on the control plane, function-dynamo's packages installed (its processes stop with it)."""
     yield start_crossplane(control_plane)
+
+
+@pytest.fixture(scope="session")
+def upstream_operator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OperatorStack]:
+    """The upstream Dynamo operator, as its chart runs it, on a control plane of its own (its CRDs have the
+    package's names), for the whole session."""
+    cp = start_control_plane(tmp_path_factory.mktemp("operator-stack"), audit=False)
+    try:
+        yield start_operator(cp)
+    finally:
+        cp.stop()

@@ -61,11 +61,12 @@ def install_chart_rbac(cp: ControlPlane, rendered: Path, apply: Any) -> list[str
     return applied
 
 
-def service_account_kubeconfig(cp: ControlPlane, name: str) -> Path:
-    """A kubeconfig authenticating as ServiceAccount ``name`` with a bound token from the TokenRequest API."""
+def service_account_kubeconfig(cp: ControlPlane, name: str, namespace: str = NAMESPACE) -> Path:
+    """A kubeconfig authenticating as ServiceAccount ``namespace/name`` with a bound token from the TokenRequest
+    API."""
     request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
                "spec": {"expirationSeconds": TOKEN_SECONDS}}  # fmt: skip
-    token = cp.client.create(f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{name}/token", request)["status"]["token"]
+    token = cp.client.create(f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token", request)["status"]["token"]
     path = cp.run_dir / f"kubeconfig-{name}.json"
     path.write_text(
         json.dumps(

@@ -65,6 +65,10 @@ ISTIO_VERSION=v1.23.1
 GAIE_MODULE=sigs.k8s.io/gateway-api-inference-extension
 GAIE_VERSION=v1.2.0
 
+# Volcano (its CRDs; volcano.sh/apis ships none): the newest the module proxy serves.
+VOLCANO_MODULE=volcano.sh/volcano
+VOLCANO_VERSION=v1.10.0
+
 # The providers a DynamoPlatform composes for (their CRDs only; no provider runs in the tests). The
 # namespaced (.m.) families of Crossplane v2. GCP: the module proxy refuses every
 # github.com/upbound/provider-gcp/v2 and /v3 version (403); v1.14.0 of the old path is served, with
@@ -396,6 +400,10 @@ GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/ai-dynamo/grove" \
 install_crds lws "$LWS_MODULE" "$LWS_VERSION" "" 'config/crd/bases/*.yaml'
 install_crds istio "$ISTIO_MODULE" "$ISTIO_VERSION" "" 'kubernetes/customresourcedefinitions.gen.yaml'
 install_crds gaie "$GAIE_MODULE" "$GAIE_VERSION" "" 'config/crd/bases/*.yaml'
+# Volcano's scheduling API: the upstream operator renders LeaderWorkerSets only where it detects both the LWS and
+# the Volcano API groups (tests/operator_stack.py installs these beside it; the package is told by its config).
+install_crds volcano "$VOLCANO_MODULE" "$VOLCANO_VERSION" "" \
+    'config/crd/volcano/bases/scheduling.volcano.sh_podgroups.yaml' 'config/crd/volcano/bases/scheduling.volcano.sh_queues.yaml'
 install_crds provider-aws "$PROVIDER_AWS_MODULE" "$PROVIDER_AWS_VERSION" "" \
     'package/crds/eks.aws.m.upbound.io_clusters.yaml' 'package/crds/eks.aws.m.upbound.io_nodegroups.yaml' \
     'package/crds/eks.aws.m.upbound.io_clusterauths.yaml' 'package/crds/iam.aws.m.upbound.io_roles.yaml' \

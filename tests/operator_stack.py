@@ -12,7 +12,8 @@
    webhook Service, the validating and mutating webhook configurations with each Service reference replaced
    by a ``https://127.0.0.1`` URL), the operator's CRDs as its ``crd-apply`` init container would (conversion
    pointed at the chart's webhook Service, the operator-version annotation), the snapshot CRDs, the CRDs of
-   the APIs it composes into, and the ``webhook-server-cert`` Secret;
+   the APIs it composes into (Volcano's too: it renders LeaderWorkerSets only where it finds both), and the
+   ``webhook-server-cert`` Secret;
 3. runs ``manager`` with the Deployment's arguments and environment, as its ServiceAccount (a bound token),
    with the chart's operator configuration except that its listeners (metrics, health, webhook) move to
    127.0.0.1 on free ports. It reads its namespace from the ServiceAccount mount path, which a private mount
@@ -43,7 +44,7 @@ from controlplane import APIError, ControlPlane, free_port, start_process, wait_
 from crossplane_core import apply, install_target_crds, port_open
 from crossplane_rbac import service_account_kubeconfig
 from pki import issue, make_ca
-from tooling import _missing, _tools_env, in_ci, shared_dir
+from tooling import CRD_SETS, _missing, _tools_env, in_ci, shared_dir
 
 RELEASE = "dynamo"
 NAMESPACE = "dynamo-system"
@@ -65,6 +66,9 @@ WEBHOOK_CONFIGURATIONS = {
     "MutatingWebhookConfiguration": "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
 }
 START_SECONDS = 120.0
+# The APIs installed beside it: the package's (Grove, LWS, Istio, Inference Extension) and Volcano's, without which
+# it does not render LeaderWorkerSets (the package is told what is installed by its config instead).
+TARGET_CRDS = (*CRD_SETS, "volcano")
 Obj = dict[str, Any]
 
 
@@ -270,7 +274,7 @@ def start_operator(cp: ControlPlane) -> OperatorStack:
     ensure_namespace(cp.client, NAMESPACE)
     (webhook_service,) = [s for s in _kind(chart, "Service") if "webhook" in s["metadata"]["name"]]
     install_operator_crds(cp, directory, webhook_service["metadata"]["name"], version)
-    install_target_crds(cp)
+    install_target_crds(cp, TARGET_CRDS)
 
     metrics, health, webhook = free_port(), free_port(), free_port()
     base_url = f"https://127.0.0.1:{webhook}"

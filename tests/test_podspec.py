@@ -236,7 +236,7 @@ def test_an_epp_without_eppconfig_is_the_native_rust_epp() -> None:
     assert spec["serviceAccountName"] == "epp-serviceaccount"
     assert spec["terminationGracePeriodSeconds"] == 130
     main = container(spec)
-    assert (main["command"], main["args"]) == ([], [])
+    assert "command" not in main and "args" not in main  # empty lists, which Go's JSON leaves out
     assert {"name": "HOME", "value": "/home/dynamo"} in main["env"]
     assert {"name": "hf-cache", "mountPath": "/home/dynamo/.cache"} in main["volumeMounts"]
     assert [p["containerPort"] for p in main["ports"]] == [9002, 9003, 9090]
@@ -248,7 +248,7 @@ def test_an_epp_with_eppconfig_keeps_the_go_epps_launch() -> None:
     components = [{"name": "Epp", "type": "epp", "eppConfig": {"configMapRef": {"name": "mine", "key": "cfg.yaml"}}}]
     spec = pod(render({"components": components}, "nvidia.com/v1beta1"), "epp")
     main = container(spec)
-    assert main["command"] == []
+    assert "command" not in main  # empty, which Go's JSON leaves out
     assert main["args"] == [
         "--pool-name", "g-pool", "--pool-namespace", "ns", "--pool-group", "inference.networking.k8s.io",
         "-v", "4", "--zap-encoder", "json", "--grpc-port", "9002", "--grpc-health-port", "9003",
@@ -295,3 +295,55 @@ def test_explicit_nulls_render_as_if_absent() -> None:
 def test_the_termination_delay_is_written_as_go_writes_a_duration(given: str, sent: str) -> None:
     # upstream's controller sends metav1.Duration.String(): the stored PodCliqueSet holds that form
     assert go_duration(given) == sent
+
+
+ORIGIN = {"annotations": {"nvidia.com/dynamo-operator-origin-version": "1.5.0"}}  # vLLM multinode runs mp
+MULTINODE_VLLM = {
+    "componentType": "worker",
+    "multinode": {"nodeCount": 2},
+    "resources": {"limits": {"gpu": "1"}},
+    "extraPodSpec": {
+        "mainContainer": {
+            "image": "vllm:1.5.0",
+            "command": ["python3", "-m", "dynamo.vllm"],
+            "args": ["--tensor-parallel-size", "2"],
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("spec", "clique", "where", "written"),
+    [
+        # DYN_COMPONENT of an untyped component: upstream's EnvVar leaves the empty value out
+        ({"services": {"R": {}}}, "r", ("containers", "main", "env", "DYN_COMPONENT"), {"name": "DYN_COMPONENT"}),
+        # a user's empty value, likewise
+        (
+            {"services": {"W": {"envs": [{"name": "LD_LIBRARY_PATH", "value": ""}]}}},
+            "w",
+            ("containers", "main", "env", "LD_LIBRARY_PATH"),
+            {"name": "LD_LIBRARY_PATH"},
+        ),
+        # the native EPP's empty command and args: left out, as Go's omitempty does
+        ({"services": {"E": {"componentType": "epp"}}}, "e", ("containers", "main", "command"), None),
+        ({"services": {"E": {"componentType": "epp"}}}, "e", ("containers", "main", "args"), None),
+        # an init container's resources: Go writes the struct, {} when nothing is set
+        (
+            {"services": {"W": MULTINODE_VLLM}},
+            "w-wkr",
+            ("initContainers", "wait-for-leader-mp", "resources"),
+            {},
+        ),
+    ],
+    ids=["empty-default-env", "empty-user-env", "empty-command", "empty-args", "init-container-resources"],
+)
+def test_clique_containers_are_written_as_upstreams_go_structs_write_them(
+    spec: dict[str, Any], clique: str, where: tuple[str, ...], written: Any
+) -> None:
+    """What the API server stores for a PodCliqueSet is what the client sent: upstream's Go JSON."""
+    kind, name, field, *item = where
+    found = next(c for c in pod(render(spec, **ORIGIN), clique).get(kind) or [] if c["name"] == name)
+    value = found.get(field)
+    if item:
+        value = next(e for e in value if e["name"] == item[0])
+    assert value == written

@@ -9,6 +9,7 @@ from functions.api.graph import Component, Graph
 from functions.kube import gms, gms_interpod
 from functions.kube.checkpoint_restore import apply_component_checkpoint
 from functions.kube.gms_graph import apply_component_gms, main_container
+from functions.kube.go_written import go_pod_spec
 from functions.kube.labels import DISCOVERY_BACKEND, DISCOVERY_ENABLED, clique_annotations, clique_labels
 from functions.kube.naming import clique_names, podcliqueset_name
 from functions.kube.podspec import PodContext, render_pod_spec
@@ -168,6 +169,8 @@ def render_podcliqueset(ctx: PodContext, component_backends: dict[str, str]) -> 
         if component.pack_domain:
             group["topologyConstraint"] = {"packDomain": component.pack_domain}
         scaling_groups.append(group)
+    for clique in cliques:
+        clique["spec"]["podSpec"] = go_pod_spec(clique["spec"]["podSpec"])  # as upstream's Go structs write it
     template: dict[str, Any] = {
         "cliqueStartupType": STARTUP_EXPLICIT if explicit_startup else STARTUP_ANY_ORDER,
         "headlessServiceConfig": {"publishNotReadyAddresses": True},

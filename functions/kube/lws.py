@@ -33,6 +33,7 @@ from functions.kube import backends
 from functions.kube.checkpoint_restore import apply_component_checkpoint
 from functions.kube.deployment import kube_labels, pod_annotations
 from functions.kube.gms_graph import apply_component_gms
+from functions.kube.go_written import go_pod_spec
 from functions.kube.labels import SELECTOR, clique_labels
 from functions.kube.podspec import PodContext
 from functions.kube.roles import role_pod_spec
@@ -98,7 +99,7 @@ def _pod_template(ctx: PodContext, component: Component, role: str, lws_labels: 
         metadata["annotations"] = annotations
     apply_component_gms(ctx.graph, component, pod, ctx.backend)
     apply_component_checkpoint(ctx, component, metadata, pod)
-    return {"metadata": metadata, "spec": pod}
+    return {"metadata": metadata, "spec": go_pod_spec(pod)}  # as upstream's Go structs write it
 
 
 def render_leaderworkerset(

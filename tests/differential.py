@@ -99,24 +99,41 @@ def _image_tag(image: str) -> str:
     return ref[colon + 1 :] if colon > slash else ""
 
 
-def _main_image(component: Obj) -> str:
-    main = ((component.get("extraPodSpec") or {}).get("mainContainer") or {}).get("image")
-    if main is not None:
-        return str(main)
-    containers = ((component.get("podTemplate") or {}).get("spec") or {}).get("containers") or []
-    return next((str(c.get("image") or "") for c in containers if c.get("name") == "main"), "")
+def _mapping(node: Any, key: str) -> Any:
+    return node.get(key) if isinstance(node, dict) else None
+
+
+def _main_image(component: Obj) -> Any:
+    main = _mapping(_mapping(component, "extraPodSpec"), "mainContainer")
+    if isinstance(main, dict):
+        return main.get("image")
+    containers = _mapping(_mapping(component, "podTemplate"), "spec")
+    containers = _mapping(containers, "containers")
+    if isinstance(containers, list):
+        return next((c.get("image") for c in containers if isinstance(c, dict) and c.get("name") == "main"), None)
+    return None
+
+
+def components_of(doc: Obj) -> list[Obj]:
+    """The graph's components of either shape (``spec.services`` values, ``spec.components`` items) that are
+    mappings; whatever else is there is left alone."""
+    spec = doc.get("spec")
+    services, components = _mapping(spec, "services"), _mapping(spec, "components")
+    found = [
+        *(services.values() if isinstance(services, dict) else []),
+        *(components if isinstance(components, list) else []),
+    ]
+    return [c for c in found if isinstance(c, dict)]
 
 
 def with_runtime_versions(doc: Obj) -> Obj:
-    """``doc`` with ``runtimeVersionOverride`` set on each component whose main image has no semantic-version tag
-    and that has none: what a user does for the operator at the pin to admit such a graph."""
+    """``doc`` with ``runtimeVersionOverride`` set on each component whose main image is a string without a
+    semantic-version tag and that has none: what a user does for the operator at the pin to admit such a graph."""
     out = copy.deepcopy(doc)
-    spec = out.get("spec") or {}
-    components = list((spec.get("services") or {}).values()) + list(spec.get("components") or [])
-    for component in components:
-        if isinstance(component, dict) and not component.get("runtimeVersionOverride"):
-            image = _main_image(component)
-            if image and not _SEMVER_TAG.match(_image_tag(image)):
+    for component in components_of(out):
+        image = _main_image(component)
+        if not component.get("runtimeVersionOverride") and isinstance(image, str) and image:
+            if not _SEMVER_TAG.match(_image_tag(image)):
                 component["runtimeVersionOverride"] = RUNTIME_VERSION
     return out
 

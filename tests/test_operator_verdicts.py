@@ -1,0 +1,196 @@
+"""`function-dynamo validate` gives the upstream operator's verdicts, document by document.
+
+The oracle is the running operator (``upstream_operator``): its CRDs and its validating and defaulting webhooks,
+asked with a server-side dry-run create (an update of the row's ``old``, for transition rules) with strict field
+validation as ``kubectl apply`` asks. Each document of the corpus, of the validation catalogue and of the
+mutation set (``test_apiserver_mutations``) is also given to ``validate_document`` (what ``function-dynamo
+validate`` runs: our CRD's schema and CEL, then the function's own rules) under the operator's own
+configuration. Both accept, or both refuse naming a field in common; ``KNOWN_DISAGREEMENTS`` lists the cases
+that cannot agree, each with the README deviation row that says why.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from differential import platform_config, with_runtime_versions
+from operator_stack import OperatorStack
+from test_apiserver_mutations import mutations
+from test_apiserver_validation import NAMESPACE, as_claim, corpus_claims, normalise, server_verdict
+
+from apiserver import ensure_namespace
+from controlplane import APIError, ControlPlane
+from functions.tooling.offline_validation import validate_document
+from test_validation_catalogue import CATALOGUE, claim
+
+Obj = dict[str, Any]
+REPO = Path(__file__).resolve().parents[1]
+RELEASED_IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0"
+# Classes of cases on which the two cannot agree: the cases (a regular expression), each side's verdict, and the
+# README deviation row (a unique fragment of it) that says why.
+KNOWN_DISAGREEMENTS: list[dict[str, str]] = [
+    {
+        "case": r"^mutation .*=(null|empty)$",
+        "operator": "accepts",
+        "ours": "refuses",
+        "deviation": "A `null` item or an empty object where a component's fields need a value",
+    },
+]
+_INDEX = re.compile(r"\[(\d+)\]")
+# A conversion webhook's decoding error: the API server answers 500, naming the Go field.
+_GO_FIELD = re.compile(r"Go struct field \w+\.((?:spec|metadata)[\w.]*)")
+
+
+def operator_verdict(cp: ControlPlane, obj: Obj, old: Obj | None) -> set[str] | None:
+    """None when the operator's stack admits ``obj`` (a dry run), else the field paths its refusal names (``{""}``:
+    none). A request its conversion webhook cannot decode is refused too: the API server answers 500 for it."""
+    try:
+        return server_verdict(cp, obj, old)
+    except APIError as err:
+        message = str(err.status.get("message", ""))
+        if err.code != 500 or "conversion webhook" not in message:
+            raise
+        return {normalise(f) for f in _GO_FIELD.findall(message)} or {""}
+
+
+def offline_verdict(obj: Obj, old: Obj | None, config: Obj) -> set[str] | None:
+    """None when ``validate`` accepts ``obj``, else the normalised field paths its violations name."""
+    report = validate_document(obj, "case", old=old, operator_config=[config])
+    if report.ok:
+        return None
+    return {normalise(v.split(": ", 1)[0]) if ": " in v else "" for v in report.violations}
+
+
+_GO_EMBEDDED = re.compile(r"\.[A-Z]\w*(?=\.|$)")
+_COMPONENT = re.compile(r"^spec\.(?:services\.[^.]+|components\.\d+)\.(?:experimental\.)?(.*)$")
+_COMPONENT_ROOT = re.compile(r"^spec\.(?:services\.[^.]+|components\.\d+)$")
+_LIST_INDEX = re.compile(r"\.\d+(?=\.|$)")
+_UNKEYED = re.compile(r"^spec\.services\.(.*)$")
+
+
+def field_forms(path: str) -> set[str]:
+    """The spellings one field may have in either verdict: as named; without a Go decoder's embedded struct names
+    (``PodSpec``, ``ProbeHandler``); and relative to its component (``spec.*.``), since the operator validates a
+    v1alpha1 graph converted to v1beta1 (``spec.components[0].experimental.checkpoint`` for
+    ``spec.services.a.checkpoint``) and its decoder names map fields without their key."""
+    path = _INDEX.sub(".\\1", _GO_EMBEDDED.sub("", path))
+    forms = {path}
+    for pattern in (_COMPONENT, _UNKEYED):
+        match = pattern.match(path)
+        if match:
+            forms.add("spec.*." + match.group(1))
+    if _COMPONENT_ROOT.match(path):  # the component as a whole
+        forms.add("spec.*")
+    return forms | {_LIST_INDEX.sub("", f) for f in forms}  # a decoder names list fields without their index
+
+
+def _same_field(a: str, b: str) -> bool:
+    """Two spellings of one field: equal, or one inside the other (a webhook may name the list, a schema the item)."""
+    return any(x == y or x.startswith(y + ".") or y.startswith(x + ".") for x in field_forms(a) for y in field_forms(b))
+
+
+def agree(operator: set[str] | None, ours: set[str] | None) -> bool:
+    """Both accept, or both refuse naming a field in common (any field, where the operator names none)."""
+    if operator is None or ours is None:
+        return operator is None and ours is None
+    return operator == {""} or any(_same_field(a, b) for a in operator for b in ours)
+
+
+def with_main_images(doc: Obj) -> Obj:
+    """``doc`` with a main container image (of a released version) on each component that has no image key at all:
+    the catalogue's examples name only the fields their rule is about, and the operator refuses any component
+    without one before it looks further."""
+    out = copy.deepcopy(doc)
+    spec = out.get("spec") if isinstance(out.get("spec"), dict) else {}
+    services = spec.get("services") if isinstance(spec.get("services"), dict) else {}
+    for component in services.values():
+        if isinstance(component, dict):
+            main = component.setdefault("extraPodSpec", {}).setdefault("mainContainer", {})
+            if isinstance(main, dict):
+                main.setdefault("image", RELEASED_IMAGE)
+    components = spec.get("components") if isinstance(spec.get("components"), list) else []
+    for component in components:
+        if isinstance(component, dict):
+            pod = component.setdefault("podTemplate", {}).setdefault("spec", {})
+            containers = pod.setdefault("containers", []) if isinstance(pod, dict) else None
+            if isinstance(containers, list) and not any(
+                isinstance(c, dict) and c.get("name") == "main" for c in containers
+            ):
+                containers.insert(0, {"name": "main", "image": RELEASED_IMAGE})
+    return out
+
+
+def as_upstream_admits(doc: Obj) -> Obj:
+    return with_runtime_versions(with_main_images(doc))
+
+
+def _named(obj: Obj, name: str) -> Obj:
+    return {**obj, "metadata": {**obj["metadata"], "name": name}}
+
+
+def known(case: str, operator: set[str] | None, ours: set[str] | None) -> bool:
+    verdicts = {
+        "operator": "accepts" if operator is None else "refuses",
+        "ours": "accepts" if ours is None else "refuses",
+    }
+    return any(
+        re.search(k["case"], case) and k["operator"] == verdicts["operator"] and k["ours"] == verdicts["ours"]
+        for k in KNOWN_DISAGREEMENTS
+    )
+
+
+def test_every_known_disagreement_is_a_deviation_row() -> None:
+    text = (REPO / "README.md").read_text().split("## Deviations from upstream", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    for entry in KNOWN_DISAGREEMENTS:
+        assert len([r for r in rows if entry["deviation"] in r]) == 1, entry
+
+
+def cases() -> list[tuple[str, Obj, Obj | None]]:
+    out: list[tuple[str, Obj, Obj | None]] = []
+    for i, (where, doc) in enumerate(corpus_claims()):
+        out.append((f"corpus {where}", as_claim(doc, f"corpus-{i}"), None))
+    for row in CATALOGUE:
+        if row["enforced_by"] == "not-enforced":
+            continue
+        # A row about the image itself keeps its example as written.
+        admitted = (lambda d: d) if "image" in row["expect"]["path"] else as_upstream_admits
+        obj = as_claim(admitted(claim(row, row["example"])), "bad")
+        old = as_claim(admitted(claim(row, row["old"])), "bad") if row.get("old") is not None else None
+        out.append((f"catalogue {row['id']}", obj, old))
+    for where, obj in mutations():  # corpus graphs with one field broken: as upstream admits them otherwise
+        out.append((f"mutation {where}", as_claim(with_runtime_versions(obj), "m"), None))
+    return out
+
+
+def test_validate_gives_the_operators_verdicts(upstream_operator: OperatorStack) -> None:
+    all_cases = cases()
+    if not any(c[0].startswith("corpus") for c in all_cases):
+        pytest.skip("no corpus documents: ../shared/corpus must be laid beside the checkout")
+    cp = upstream_operator.cp
+    ensure_namespace(cp.client, NAMESPACE)
+    config = platform_config(upstream_operator.config)
+    tally: Counter[str] = Counter()
+    disagreements = []
+    for i, (case, obj, old) in enumerate(all_cases):
+        # A name of its own: the operator's finalizer keeps an updated case's object a while after its delete.
+        obj, old = _named(obj, f"case-{i}"), _named(old, f"case-{i}") if old else None
+        operator = operator_verdict(cp, copy.deepcopy(obj), copy.deepcopy(old) if old else None)
+        ours = offline_verdict(obj, old, config)
+        if agree(operator, ours):
+            tally["agree"] += 1
+        elif known(case, operator, ours):
+            tally["known"] += 1
+        else:
+            disagreements.append(
+                f"{case}: the operator {'accepts' if operator is None else sorted(operator)}, "
+                f"validate {'accepts' if ours is None else sorted(ours)}"
+            )
+    print(f"verdicts: {tally['agree']} of {len(all_cases)} agree, {tally['known']} known disagreements")
+    print("\n".join(disagreements))
+    assert not disagreements, f"{len(disagreements)} of {len(all_cases)} disagree:\n" + "\n".join(disagreements[:60])

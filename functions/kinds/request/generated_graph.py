@@ -10,7 +10,6 @@ the graph. The graph is named ``overrides.dgd.metadata.name`` or ``<dgdr>-dgd``,
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,8 +21,6 @@ DGD_API_VERSIONS = ("nvidia.com/v1alpha1", "nvidia.com/v1beta1")
 ADDITIONAL_RESOURCES_LIMIT = 250_000  # bytes: upstream keeps them in an annotation, under the 256 KiB limit
 NAME_LABEL, NAMESPACE_LABEL = "dgdr.nvidia.com/name", "dgdr.nvidia.com/namespace"
 MANAGED_BY = {"nvidia.com/managed-by": "dynamo-operator"}
-# A version in an image tag: 1.4.0, v1.4.0, 1.4.0-rc1, 1.4.0+build
-TAG_VERSION = re.compile(r"^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)([-+][0-9A-Za-z.+-]*)?$")
 
 
 class GenerationError(ValueError):
@@ -35,15 +32,6 @@ class Generated:
     dgd: dict[str, Any]  # the v1beta1 DynamoGraphDeployment to deploy
     configmaps: list[dict[str, Any]] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # additional documents that are not ConfigMaps
-
-
-def image_tag_version(image: str) -> str | None:
-    """The ``MAJOR.MINOR.PATCH`` of the image's tag, when the tag is a semantic version."""
-    last = image.split("@", 1)[0].rsplit("/", 1)[-1]
-    if ":" not in last:
-        return None
-    match = TAG_VERSION.match(last.rsplit(":", 1)[1])
-    return ".".join(match.group(i) for i in (1, 2, 3)) if match else None
 
 
 def dgdr_labels(dgdr: str, namespace: str) -> dict[str, str]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.api.graph import SpecError
-from functions.kinds.request.generated_graph import image_tag_version
+from functions.kube.runtime_version import image_tag_version
 
 PROCESSED_SPEC = "processedSpec"
 FROZEN_PHASES = ("Profiling", "Deploying", "Ready", "Deployed")

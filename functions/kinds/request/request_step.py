@@ -39,7 +39,7 @@ from functions.contract import (
     StepResponse,
     fatal,
 )
-from functions.kinds.request.generated_graph import Generated, GenerationError, generate, image_tag_version
+from functions.kinds.request.generated_graph import Generated, GenerationError, generate
 from functions.kinds.request.profiling_job import (
     ProfilingSettings,
     job_name,
@@ -59,6 +59,7 @@ from functions.kinds.request.request_rules import (
     with_hardware,
 )
 from functions.kinds.request.request_status import Inputs, Observed, decide
+from functions.kube.runtime_version import image_tag_version
 from functions.readiness.job import job_pod
 
 JOB_RESOURCE, DGD_RESOURCE = "profiling-job", "graph"

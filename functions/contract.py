@@ -38,6 +38,12 @@ class Result:
 PREVIEW_CONTEXT_KEY = "function-dynamo.crossplane.io/preview"
 
 
+# Context key ``function-dynamo validate --old`` sets (Crossplane never does): the composite as it was before the
+# update being validated, for the rules upstream's webhook checks differently on update (a step in a cluster
+# compares with what it composes instead).
+PREVIOUS_COMPOSITE_CONTEXT_KEY = "function-dynamo.crossplane.io/previous-composite"
+
+
 def is_preview(context: dict[str, Any]) -> bool:
     return context.get(PREVIEW_CONTEXT_KEY) is True
 

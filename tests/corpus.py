@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from functions.kinds.component.webhook_rules import graph_main_images, with_runtime_version_overrides
 from functions.tooling.manifests import claim_to_xr
 from tooling import shared_dir
 
@@ -63,6 +64,24 @@ def corpus_dgds() -> list[tuple[str, dict[str, Any]]]:
                 ):
                     out.append((f"{path.relative_to(root)}#{i}", without_matcher_directives(doc)))
     return out
+
+
+# What a corpus graph whose main images carry placeholder tags (``:my-tag``) gets as runtimeVersionOverride: upstream
+# refuses such a graph without one, and a version below 1.5.0 changes nothing upstream renders (it leaves such
+# versions out of its worker hash) and nothing we render.
+RUNTIME_VERSION = "1.0.0"
+
+
+def as_upstream_admits(doc: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the DynamoGraphDeployment ``doc`` as a user feeds it after following upstream's rule: each
+    component whose main image names no runtime version (and has none) gets ``runtimeVersionOverride`` 1.0.0. A
+    component without an image stays as it is: no version makes upstream admit it."""
+    return with_runtime_version_overrides(doc, RUNTIME_VERSION)
+
+
+def has_main_images(doc: dict[str, Any]) -> bool:
+    """Whether every component of the DynamoGraphDeployment ``doc`` has a main image (upstream refuses it else)."""
+    return all(main.image for main in graph_main_images(doc.get("spec") or {}))
 
 
 def load_claim(path: Path) -> dict[str, Any]:

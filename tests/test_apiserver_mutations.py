@@ -23,7 +23,7 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
 from apiserver import Installed, ensure_namespace, resource_path
 from controlplane import APIError, ControlPlane
-from corpus import corpus_dgds
+from corpus import as_upstream_admits, corpus_dgds
 from functions.tooling.admit_manifest import admit_manifest
 from functions.tooling.manifests import claim_to_xr
 from server import serving
@@ -71,11 +71,14 @@ def _position(api_version: str, path: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def mutations() -> list[tuple[str, dict[str, Any]]]:
+    """Each mutation of a corpus DGD, as a user feeds it after following upstream's runtime-version rule (else most
+    would be refused for their placeholder image tags, whatever the mutation)."""
     seen: Counter[tuple[Any, ...]] = Counter()
     out = []
     for doc_id, doc in corpus_dgds():
         if not isinstance(doc.get("spec"), dict):
             continue
+        doc = as_upstream_admits(doc)
         for path in _paths(doc["spec"], ("spec",)):
             position = _position(doc["apiVersion"], path)
             if seen[position] >= OCCURRENCES:

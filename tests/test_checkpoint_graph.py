@@ -11,6 +11,7 @@ import pytest
 import yaml
 from rendering import check_resource
 
+from corpus import as_upstream_admits
 from functions.api.graph import Component, Graph
 from functions.kinds.checkpoint.auto_checkpoint import auto_checkpoint_id, overlay_pod_template
 from functions.kube.checkpoint_ids import identity_hash
@@ -455,9 +456,11 @@ def test_the_example_states_are_what_the_step_renders_today() -> None:
 
 
 def test_the_corpus_snapshot_restore_manifest_renders() -> None:
-    claim = load_documents(
-        require_shared("corpus", "v1beta1", "examples", "backends", "trtllm", "deploy", "snapshot-restore.yaml")
-    )[0]
+    claim = as_upstream_admits(  # its images carry a placeholder tag
+        load_documents(
+            require_shared("corpus", "v1beta1", "examples", "backends", "trtllm", "deploy", "snapshot-restore.yaml")
+        )[0]
+    )
     claim["metadata"]["namespace"] = "dynamo-demo"
     out = run(claim)
     (checkpoint,) = of_kind(out, "DynamoCheckpoint")

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from rendering import check_resource, existing_pvcs, render_xr, rendered
 
-from corpus import corpus_dgds, load_claim
+from corpus import as_upstream_admits, corpus_dgds, load_claim
 from functions.api.normalise import graph_from_xr
 from functions.contract import StepRequest, StepResponse
 from functions.kinds.graph.component_pathway import WORKER_HASH_LABEL, raw_components, worker_hash
@@ -35,10 +35,11 @@ PLATFORM = {
     },
 }
 # What a DGD may legitimately end in on this pathway: the Grove-only fields and features upstream's webhook
-# rejects without Grove, and the LWS render-time checks upstream's DCD controller makes.
+# rejects without Grove, the LWS render-time checks upstream's DCD controller makes, and a component without an
+# image, which upstream's webhook rejects on any pathway.
 EXPECTED_FAILURE = re.compile(
     r"allowed only on the Grove pathway|requires the Grove pathway"
-    r"|rendered as LeaderWorkerSets need"
+    r"|rendered as LeaderWorkerSets need|the main container needs an image"
 )
 CORPUS = [(i, d) for i, d in corpus_dgds() if d.get("spec")]
 
@@ -56,7 +57,7 @@ def by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize(("doc_id", "doc"), CORPUS, ids=[c[0] for c in CORPUS])
 def test_corpus_renders_on_the_component_pathway_to_valid_resources(doc_id: str, doc: dict[str, Any]) -> None:
-    claim = without_grove(doc)
+    claim = without_grove(as_upstream_admits(doc))
     xr = claim_to_xr(claim)
     try:
         objects = render_xr(xr, required=[PLATFORM, *existing_pvcs(claim)])
@@ -117,15 +118,20 @@ IDENTITY = {
     "nvidia.com/dynamo-graph-deployment-name": "g",
     "nvidia.com/dynamo-namespace": "ns-g",
 }
+IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0"
 V1ALPHA1_WORKER = {
     "componentType": "worker",
     "labels": {"from": "service"},
     "extraPodMetadata": {"labels": {"tier": "gold", "nvidia.com/dynamo-component": "mine"}},
+    "extraPodSpec": {"mainContainer": {"image": IMAGE}},
 }
 V1BETA1_WORKER = {
     "name": "W",
     "type": "worker",
-    "podTemplate": {"metadata": {"labels": {"tier": "gold"}}, "spec": {"containers": [{"name": "main"}]}},
+    "podTemplate": {
+        "metadata": {"labels": {"tier": "gold"}},
+        "spec": {"containers": [{"name": "main", "image": IMAGE}]},
+    },
 }
 
 
@@ -148,7 +154,9 @@ V1BETA1_WORKER = {
             "nvidia.com/v1beta1",
             {
                 "labels": {"team": "llm"},
-                "components": [{**V1BETA1_WORKER, "podTemplate": {"spec": {"containers": [{"name": "main"}]}}}],
+                "components": [
+                    {**V1BETA1_WORKER, "podTemplate": {"spec": {"containers": [{"name": "main", "image": IMAGE}]}}}
+                ],
             },
             IDENTITY,
             id="identity-only",
@@ -325,8 +333,8 @@ def test_a_worker_change_rolls_over_to_new_dcds() -> None:
     observed = all_observed(created(xr))
     old_keys = sorted(k for k in observed if "worker" in k)
     changed = copy.deepcopy(xr)
-    changed["spec"]["services"]["VllmDecodeWorker"]["extraPodSpec"]["mainContainer"]["image"] = "v2"
-    changed["spec"]["services"]["VllmPrefillWorker"]["extraPodSpec"]["mainContainer"]["image"] = "v2"
+    changed["spec"]["services"]["VllmDecodeWorker"]["extraPodSpec"]["mainContainer"]["image"] = "r/vllm-runtime:1.1.0"
+    changed["spec"]["services"]["VllmPrefillWorker"]["extraPodSpec"]["mainContainer"]["image"] = "r/vllm-runtime:1.1.0"
 
     during = render_step(changed, observed)
     new_keys = sorted(k for k in during.desired_resources if "worker" in k and k not in old_keys)
@@ -429,7 +437,7 @@ def test_crank_agrees_on_a_ready_graph_and_a_rolling_update(functions_file: Path
     assert ready_xr["status"]["state"] == "successful"
 
     changed = copy.deepcopy(xr)
-    changed["spec"]["services"]["VllmDecodeWorker"]["extraPodSpec"]["mainContainer"]["image"] = "v2"
+    changed["spec"]["services"]["VllmDecodeWorker"]["extraPodSpec"]["mainContainer"]["image"] = "r/vllm-runtime:1.1.0"
     rolling_xr, *composed = crank_equals_in_process(changed, observed, functions_file, tmp_path)
     # the render step's status.rollingUpdate reaches the XR through the status step, in both renders
     assert rolling_xr["status"]["rollingUpdate"] == {"phase": "InProgress"}
@@ -472,7 +480,9 @@ def test_a_namespaced_graph_reports_no_problem_for_its_valid_component_deploymen
 
 def test_a_dcd_its_step_will_refuse_is_still_composed_and_reported_on_the_graph() -> None:
     claim = without_grove(load_claim(REPO / "examples" / "v1alpha1" / "sglang-multinode.yaml"))
-    claim["spec"]["services"]["SglangWorker"]["extraPodSpec"]["mainContainer"] = {"image": "x"}  # no command, no args
+    claim["spec"]["services"]["SglangWorker"]["extraPodSpec"]["mainContainer"] = {
+        "image": "x:1.0.0"
+    }  # no command, no args
     rsp = render_step(claim_to_xr(claim), {})
     (warning,) = rsp.results
     assert warning.severity == "warning"

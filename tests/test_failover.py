@@ -118,7 +118,7 @@ def test_v1alpha1_intra_pod_failover_has_one_shadow() -> None:
         "spec": {"backendFramework": "vllm", "services": {"worker": {
             "componentType": "worker", "gpuMemoryService": {"enabled": True},
             "failover": {"enabled": True, "numShadows": 2}, "resources": {"limits": {"gpu": "1"}},
-            "extraPodSpec": {"mainContainer": {"image": "vllm:1", "command": ["python3", "-m", "dynamo.vllm"]}},
+            "extraPodSpec": {"mainContainer": {"image": "vllm:1.0.0", "command": ["python3", "-m", "dynamo.vllm"]}},
         }}},
     }  # fmt: skip
     with pytest.raises(RenderError, match='is invalid for mode="intraPod": intraPod uses a fixed 1 primary'):

@@ -21,12 +21,19 @@ from pki import issue, make_ca
 from server import REPO, free_port, serving
 
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
+
+
+def component(name: str, type_: str) -> dict:
+    main = {"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0"}
+    return {"name": name, "type": type_, "podTemplate": {"spec": {"containers": [main]}}}
+
+
 XR = claim_to_xr(
     {
         "apiVersion": "nvidia.com/v1beta1",
         "kind": "DynamoGraphDeployment",
         "metadata": {"name": "demo", "namespace": "team-a"},
-        "spec": {"components": [{"name": "Frontend", "type": "frontend"}, {"name": "Worker", "type": "worker"}]},
+        "spec": {"components": [component("Frontend", "frontend"), component("Worker", "worker")]},
     }
 )
 

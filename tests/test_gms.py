@@ -25,7 +25,7 @@ def graph(gms: Obj | None = None, *, grove: bool = True, checkpoint: Obj | None 
         "type": "worker",
         "experimental": {"gpuMemoryService": gms if gms is not None else {}},
         "podTemplate": {"spec": {"containers": [{
-            "name": "main", "image": "vllm:1", "command": ["python3", "-m", "dynamo.vllm"],
+            "name": "main", "image": "vllm:1.0.0", "command": ["python3", "-m", "dynamo.vllm"],
             "args": ["--model", "m", "--load-format", "gms"],
             "resources": {"limits": {"nvidia.com/gpu": "2"}, "requests": {"cpu": "1"}}, **main,
         }]}},

@@ -30,13 +30,19 @@ CLAIM: dict[str, Any] = {
     "spec": {
         "backendFramework": "vllm",
         "components": [
-            {"name": "frontend", "type": "frontend"},
+            {
+                "name": "frontend",
+                "type": "frontend",
+                "podTemplate": {
+                    "spec": {"containers": [{"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0"}]}
+                },
+            },
             {
                 "name": "decode",
                 "type": "decode",
                 "multinode": {"nodeCount": 2},
                 "podTemplate": {
-                    "spec": {"containers": [{"name": "main", "image": "vllm:1", "args": ["--model", "m"]}]}
+                    "spec": {"containers": [{"name": "main", "image": "vllm:1.0.0", "args": ["--model", "m"]}]}
                 },
             },
         ],

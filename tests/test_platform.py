@@ -16,7 +16,24 @@ CLAIM = {
     "apiVersion": "nvidia.com/v1beta1",
     "kind": "DynamoGraphDeployment",
     "metadata": {"name": "g", "namespace": "ns", "annotations": {"nvidia.com/kai-scheduler-queue": " team-a "}},
-    "spec": {"components": [{"name": "Frontend", "type": "frontend"}, {"name": "Worker", "type": "worker"}]},
+    "spec": {
+        "components": [
+            {
+                "name": "Frontend",
+                "type": "frontend",
+                "podTemplate": {
+                    "spec": {"containers": [{"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0"}]}
+                },
+            },
+            {
+                "name": "Worker",
+                "type": "worker",
+                "podTemplate": {
+                    "spec": {"containers": [{"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0"}]}
+                },
+            },
+        ]
+    },
 }
 
 

@@ -22,7 +22,7 @@ PORT = {"name": "extra", "containerPort": 7000}
 
 
 def v1beta1_spec(main: dict[str, Any] | None = None, **pod: Any) -> dict[str, Any]:
-    container = {"name": "main", "image": "runtime:1", **(main or {})}
+    container = {"name": "main", "image": "runtime:1.0.0", **(main or {})}
     return {
         "components": [{"name": "W", "type": "worker", "podTemplate": {"spec": {"containers": [container], **pod}}}]
     }

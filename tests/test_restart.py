@@ -37,13 +37,18 @@ RESTART_AT = "nvidia.com/restartAt"
 GROVE = "grove.io/v1alpha1"
 
 
+def pod_template(**metadata: Any) -> dict[str, Any]:
+    main = {"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0"}
+    return {**({"metadata": metadata} if metadata else {}), "spec": {"containers": [main]}}
+
+
 def claim(**restart: Any) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "backendFramework": "vllm",
         "components": [
-            {"name": "Frontend", "type": "frontend"},
-            {"name": "Decode", "type": "decode", "replicas": 2},
-            {"name": "Prefill", "type": "prefill"},
+            {"name": "Frontend", "type": "frontend", "podTemplate": pod_template()},
+            {"name": "Decode", "type": "decode", "replicas": 2, "podTemplate": pod_template()},
+            {"name": "Prefill", "type": "prefill", "podTemplate": pod_template()},
         ],
     }
     if restart:
@@ -382,7 +387,7 @@ def test_the_render_step_reads_grove_objects_only_while_a_restart_is_under_way(c
 
 def test_user_restart_at_annotation_is_overridden_only_when_stamped() -> None:
     spec = claim()
-    spec["spec"]["components"][0]["podTemplate"] = {"metadata": {"annotations": {RESTART_AT: "mine"}}}
+    spec["spec"]["components"][0]["podTemplate"] = pod_template(annotations={RESTART_AT: "mine"})
     xr = claim_to_xr(spec)
     out = render(xr, COMPOSITION)
     pcs = next(o for o in out.composed if o["kind"] == "PodCliqueSet")

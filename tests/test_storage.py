@@ -24,7 +24,13 @@ def claim(pvcs: list[dict[str, Any]]) -> dict[str, Any]:
         "metadata": {"name": "g", "namespace": "ns"},
         "spec": {
             "pvcs": pvcs,
-            "services": {"W": {"componentType": "worker", "volumeMounts": [{"name": "cache", "mountPoint": "/c"}]}},
+            "services": {
+                "W": {
+                    "componentType": "worker",
+                    "volumeMounts": [{"name": "cache", "mountPoint": "/c"}],
+                    "extraPodSpec": {"mainContainer": {"image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0"}},
+                }
+            },
         },
     }
 

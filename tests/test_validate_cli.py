@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from corpus import EXAMPLE_CLAIMS, corpus_dgds, examples_of_kind
+from corpus import EXAMPLE_CLAIMS, as_upstream_admits, corpus_dgds, examples_of_kind, has_main_images
 from functions.tooling.manifests import load_documents
 from server import REPO
 from tooling import require_shared
@@ -101,13 +101,28 @@ def test_examples_that_start_from_a_checkpoint_need_the_gate() -> None:
     assert proc.stdout.count("checkpoint functionality is disabled in the operator configuration") == 2
 
 
-def test_corpus_is_valid_apart_from_the_empty_sample(tmp_path: Path) -> None:
+def test_corpus_is_valid_apart_from_what_upstream_refuses(tmp_path: Path) -> None:
     require_shared("corpus")
     docs = [doc for _, doc in corpus_dgds() if doc.get("spec")]  # matcher directives already dropped
     operator_config = str(REPO / "examples" / "operator-config.yaml")  # the checkpoint gate on
+    # As they are, upstream's webhook refuses those whose main images name no runtime version (placeholder tags such
+    # as :my-tag) and have no runtimeVersionOverride, and those without an image; so does validate, naming the field.
+    no_image = [doc for doc in docs if not has_main_images(doc)]
+    no_version = [doc for doc in docs if has_main_images(doc) and as_upstream_admits(doc) != doc]
+    assert no_image and no_version
     proc = validate(str(write(tmp_path / "corpus.yaml", *docs)), "--platform", operator_config)
+    assert proc.returncode == 1
+    valid = len(docs) - len(no_image) - len(no_version)
+    assert f"{valid} valid, {len(no_image) + len(no_version)} invalid" in proc.stdout
+    assert proc.stdout.count(".runtimeVersionOverride: is required when the specified main container image") == len(
+        no_version
+    )
+    assert proc.stdout.count("the main container needs an image") == len(no_image)
+    # With the runtime version set as upstream asks, every one with images is valid.
+    admitted = [as_upstream_admits(doc) for doc in docs if has_main_images(doc)]
+    proc = validate(str(write(tmp_path / "admitted.yaml", *admitted)), "--platform", operator_config)
     assert proc.returncode == 0, proc.stdout
-    assert f"{len(docs)} valid" in proc.stdout
+    assert f"{len(admitted)} valid" in proc.stdout
     empty = [doc for _, doc in corpus_dgds() if not doc.get("spec")]
     proc = validate(str(write(tmp_path / "empty.yaml", *empty)))
     assert proc.returncode == 1
@@ -133,12 +148,35 @@ def test_every_violation_is_printed_with_field_path_and_rule(tmp_path: Path) -> 
 
 
 def test_old_checks_an_update(tmp_path: Path) -> None:
-    old = write(tmp_path / "old.yaml", dgd({"backendFramework": "sglang", "services": {"a": {}}}))
-    new = write(tmp_path / "new.yaml", dgd({"backendFramework": "vllm", "services": {"a": {}}}))
+    service = {"a": {"extraPodSpec": {"mainContainer": {"image": "r/runtime:1.0.0"}}}}
+    old = write(tmp_path / "old.yaml", dgd({"backendFramework": "sglang", "services": service}))
+    new = write(tmp_path / "new.yaml", dgd({"backendFramework": "vllm", "services": service}))
     proc = validate(str(new), "--old", str(old))
     assert proc.returncode == 1
     assert "spec: spec.backendFramework is immutable" in proc.stdout
     assert validate(str(new)).returncode == 0  # as a create it is fine
+
+
+def test_old_lets_an_update_keep_an_image_without_a_version_as_upstream_does(tmp_path: Path) -> None:
+    """Upstream's webhook wants runtimeVersionOverride beside an image whose tag names no version on create, but
+    on update only when the image or the override changes: a graph stored before the rule keeps working."""
+
+    def service(image: str, **fields: object) -> dict:
+        return {"services": {"w": {"extraPodSpec": {"mainContainer": {"image": image}}, **fields}}}
+
+    old = write(tmp_path / "old.yaml", dgd(service("r/runtime:my-tag")))
+    same = write(tmp_path / "same.yaml", dgd(service("r/runtime:my-tag", replicas=2)))
+    proc = validate(str(same))
+    assert proc.returncode == 1
+    assert "spec.services.w.runtimeVersionOverride: is required when the specified main container image" in proc.stdout
+    assert validate(str(same), "--old", str(old)).returncode == 0
+    retagged = write(tmp_path / "retagged.yaml", dgd(service("r/runtime:other-tag")))
+    proc = validate(str(retagged), "--old", str(old))
+    assert proc.returncode == 1
+    assert "spec.services.w.runtimeVersionOverride: is required" in proc.stdout
+    versioned = write(tmp_path / "versioned.yaml", dgd(service("r/runtime:my-tag", runtimeVersionOverride="1.4.0")))
+    assert validate(str(same), "--old", str(versioned)).returncode == 1  # the override was dropped
+    assert validate(str(versioned), "--old", str(old)).returncode == 0
 
 
 def test_nothing_to_validate_is_an_error(tmp_path: Path) -> None:

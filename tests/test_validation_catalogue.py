@@ -125,7 +125,7 @@ def test_the_function_rejects_the_bad_example(row: dict[str, Any]) -> None:
 
 
 def test_good_examples_pass_the_function_rules() -> None:
-    good = {"services": {"a": {"componentType": "frontend"}}}
+    good = {"services": {"a": {"componentType": "frontend", "extraPodSpec": {"mainContainer": {"image": "r/f:1.0.0"}}}}}
     response = render_graph_deployment(StepRequest(input={}, observed_composite=claim_to_xr(claim({}, good))))
     assert not response.results
     assert [(c.type, c.status) for c in response.conditions] == [("DeprecatedFields", "False")]

@@ -2,7 +2,9 @@
 
 First what the API server does with the manifest (``functions.tooling.admit_manifest``: unknown fields, nulls,
 defaults, then the structural schema and CEL rules of the CRD Crossplane derives from our XRD), then
-the function's own rules on the admitted object (what the render step would reject with a Fatal).
+the function's own rules on the admitted object (what the render step would reject with a Fatal). With the object
+it replaces (``--old``), the rules upstream's webhook checks differently on update (a component's image and
+runtime version) compare with it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
-from functions.contract import StepRequest
+from functions.contract import PREVIOUS_COMPOSITE_CONTEXT_KEY, StepRequest
 from functions.kinds import kind_of, render_step
 from functions.tooling.admit_manifest import admit_manifest, served
 from functions.tooling.manifests import ManifestError, as_xr, load_documents
@@ -56,6 +58,8 @@ def validate_document(
         input={},
         observed_composite=as_xr(admission.object),
         required={OPERATOR_CONFIG_REQUIREMENT: operator_config or []},
+        # an update: the rules upstream checks differently on update compare with the object it replaces
+        context={PREVIOUS_COMPOSITE_CONTEXT_KEY: as_xr(old)} if old is not None else {},
     )
     kind = kind_of(str(doc["kind"]))
     assert kind is not None, "served() lets only the package's kinds through"

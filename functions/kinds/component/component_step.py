@@ -47,7 +47,7 @@ from functions.api.pod_defaults import spec_with_pod_spec_defaults
 from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal
 from functions.kinds.component.component_checkpoints import resolve_dcd_checkpoint
-from functions.kinds.component.webhook_rules import check_service_sidecar
+from functions.kinds.component.webhook_rules import check_main_images, check_service_sidecar, dcd_main_image
 from functions.kube import backends
 from functions.kube.admissible import check_names
 from functions.kube.deployment import kube_labels, render_deployment
@@ -279,6 +279,9 @@ def component_deployment(req: StepRequest) -> StepResponse:
         if checkpoint is not None:
             graph = dataclasses.replace(graph, checkpoints=(checkpoint,))
         desired = render_component(graph, name, operator_config, xr_labels)
+        # upstream's webhook wants a DCD's main image too, but not its runtime version (a DGD's DCDs may leave it)
+        spec = claimed_object(xr, "DynamoComponentDeployment").spec
+        check_main_images([dcd_main_image(spec, dcd_shape(spec), component.name)], require_override=False)
         check_names(name, desired.values())  # a DGD checks its DCDs' first, naming its own metadata.name
     except (SpecError, OperatorConfigError) as err:
         return fatal(str(err), reason="InvalidSpec")

@@ -8,13 +8,16 @@ Deprecated fields are reported as a condition, not a warning event on every reco
 
 from __future__ import annotations
 
+import copy
 import re
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from functions.api.graph import Graph, SpecError
 from functions.contract import Condition
 from functions.kube.quantity import parse_quantity
+from functions.kube.runtime_version import needs_runtime_version_override
 
 ORIGIN_VERSION = "nvidia.com/dynamo-operator-origin-version"
 EXECUTOR_BACKEND = "nvidia.com/vllm-distributed-executor-backend"
@@ -115,3 +118,114 @@ def check_costly_rules(spec: dict[str, Any]) -> None:
             size = _quantity(pvc.get("size"))
             if size is not None and size <= 0:
                 raise SpecError(f"spec.pvcs[{i}].size: must be greater than 0 when create is true")
+
+
+# --- the main container's image and the runtime version it names (docs/upstream/operator.md §5.6 rule 7) ----------
+
+IMAGE_REQUIRED = "is required: the main container needs an image"
+OVERRIDE_REQUIRED = "is required when the specified main container image has no parseable semantic-version tag"
+
+
+@dataclass(frozen=True)
+class MainImage:
+    """A component's main container image, where it is written, and its ``runtimeVersionOverride``."""
+
+    component: str  # the component's name (a v1alpha1 service's key)
+    path: str  # the component's field path: spec.services.<name>, spec.components[<i>], or spec for a DCD
+    image: str  # "" when unset
+    image_path: str  # where the image is written, or belongs
+    override: str  # "" when unset
+
+
+@dataclass(frozen=True)
+class Before:
+    """A component as it was before an update: its main image (several while a rolling update runs) and its
+    ``runtimeVersionOverride`` (None when unknown, which counts as unchanged)."""
+
+    images: frozenset[str]
+    override: str | None = None
+
+
+def _v1alpha1_main_image(name: str, service: Any, path: str) -> MainImage:
+    service = service if isinstance(service, dict) else {}
+    extra = service.get("extraPodSpec") if isinstance(service.get("extraPodSpec"), dict) else {}
+    main = extra.get("mainContainer") if isinstance(extra.get("mainContainer"), dict) else {}
+    override = str(service.get("runtimeVersionOverride") or "")
+    return MainImage(name, path, str(main.get("image") or ""), f"{path}.extraPodSpec.mainContainer.image", override)
+
+
+def _v1beta1_main_image(name: str, component: dict[str, Any], path: str) -> MainImage:
+    template = component.get("podTemplate") if isinstance(component.get("podTemplate"), dict) else {}
+    pod_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+    containers = pod_spec.get("containers") if isinstance(pod_spec.get("containers"), list) else []
+    index = next((j for j, c in enumerate(containers) if isinstance(c, dict) and c.get("name") == "main"), None)
+    override = str(component.get("runtimeVersionOverride") or "")
+    if index is None:
+        return MainImage(name, path, "", f"{path}.podTemplate.spec.containers", override)
+    image = str(containers[index].get("image") or "")
+    return MainImage(name, path, image, f"{path}.podTemplate.spec.containers[{index}].image", override)
+
+
+def graph_main_images(spec: dict[str, Any]) -> list[MainImage]:
+    """Each component of a DGD spec, in the order upstream checks them: v1alpha1 services by name, v1beta1
+    components as listed."""
+    services = spec.get("services")
+    if isinstance(services, dict):
+        return [_v1alpha1_main_image(n, s, f"spec.services.{n}") for n, s in sorted(services.items())]
+    components = spec.get("components")
+    return [
+        _v1beta1_main_image(str(c.get("name") or ""), c, f"spec.components[{i}]")
+        for i, c in enumerate(components if isinstance(components, list) else [])
+        if isinstance(c, dict)
+    ]
+
+
+def dcd_main_image(spec: dict[str, Any], shape: str, name: str) -> MainImage:
+    if shape == "v1alpha1":
+        return _v1alpha1_main_image(name, spec, "spec")
+    return _v1beta1_main_image(name, spec, "spec")
+
+
+def before_update(spec: dict[str, Any]) -> dict[str, Before]:
+    """The components of the DGD spec an update replaces, as ``check_main_images`` compares them."""
+    return {m.component: Before(frozenset({m.image}), m.override) for m in graph_main_images(spec)}
+
+
+def check_main_images(
+    images: list[MainImage], before: dict[str, Before] | None = None, *, require_override: bool = True
+) -> None:
+    """Upstream's webhook rule on a component's main image: it is set, and unless ``runtimeVersionOverride`` is,
+    its tag is a semantic version (the override is not required of a DCD: ``require_override=False``).
+
+    With ``before`` (the components before an update) it ratchets as upstream's update does: a component keeps
+    an image it lacked before, and a tag without a version, as long as neither its image nor its override
+    changes. A component not in ``before`` is checked as on create.
+    """
+    for main in images:
+        old = None if before is None else before.get(main.component)
+        if not main.image and (old is None or any(old.images)):
+            raise SpecError(f"{main.image_path}: {IMAGE_REQUIRED}")
+        if not require_override or not needs_runtime_version_override(main.image, main.override):
+            continue
+        changed = (
+            old is None or main.image not in old.images or (old.override is not None and old.override != main.override)
+        )
+        if changed:
+            raise SpecError(f"{main.path}.runtimeVersionOverride: {OVERRIDE_REQUIRED} ({main.image!r})")
+
+
+def with_runtime_version_overrides(doc: dict[str, Any], version: str) -> dict[str, Any]:
+    """A copy of the DynamoGraphDeployment ``doc`` with ``runtimeVersionOverride: version`` on each component whose
+    main image names no runtime version and that has no override: what upstream's webhook asks of it. A component
+    without an image stays as it is (no version makes upstream admit it)."""
+    out = copy.deepcopy(doc)
+    spec = out.get("spec") if isinstance(out.get("spec"), dict) else {}
+    services = spec.get("services")
+    if isinstance(services, dict):
+        components = [services[name] for name in sorted(services)]  # graph_main_images' order
+    else:
+        components = [c for c in spec.get("components") or [] if isinstance(c, dict)]
+    for main, component in zip(graph_main_images(spec), components, strict=True):
+        if main.image and needs_runtime_version_override(main.image, main.override):
+            component["runtimeVersionOverride"] = version
+    return out

@@ -12,6 +12,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.fn import run
 from functions.kinds import INPUT_API_VERSION
+from functions.kinds.component.webhook_rules import with_runtime_version_overrides
 from functions.tooling.bench.model import (
     FLOOR_KIND,
     RENDER_KIND,
@@ -22,6 +23,8 @@ from functions.tooling.bench.model import (
 )
 from functions.tooling.manifests import ManifestError, claim_to_xr
 from functions.tooling.pipeline import CAPABILITIES
+
+PLACEHOLDER_RUNTIME_VERSION = "1.0.0"
 
 
 def run_function_request(xr: dict[str, Any], kind: str) -> fnv1.RunFunctionRequest:
@@ -80,11 +83,13 @@ def is_dgd(doc: Any) -> bool:
 
 
 def rendering_cases(root: Path) -> list[Case]:
-    """A case for every corpus DGD that renders, ordered by request size (then source)."""
+    """A case for every corpus DGD that renders, ordered by request size (then source). A DGD is taken as its user
+    feeds it once upstream's webhook is followed: with ``runtimeVersionOverride`` where its images carry placeholder
+    tags (1.0.0: below 1.5.0 it changes nothing rendered)."""
     cases = []
     for source, doc in corpus_dgds(root):
         try:
-            xr = claim_to_xr(doc)
+            xr = claim_to_xr(with_runtime_version_overrides(doc, PLACEHOLDER_RUNTIME_VERSION))
         except ManifestError:
             continue
         if renders(run_function_request(xr, RENDER_KIND)):

@@ -12,15 +12,20 @@ import copy
 from typing import Any
 
 import pytest
+from test_failover import failover_graph
 
-from corpus import RUNTIME_VERSION, as_upstream_admits
+from corpus import EXAMPLE_CLAIMS, RUNTIME_VERSION, as_upstream_admits, corpus_dgds, has_main_images, load_claim
+from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import StepRequest, StepResponse
 from functions.kinds.component.component_step import component_deployment
-from functions.kinds.graph.graph_render_step import render_graph_deployment
+from functions.kinds.component.webhook_rules import graph_main_images
+from functions.kinds.graph.graph_render_step import composed_main_images, render_graph_deployment
 from functions.kube.runtime_version import image_tag, image_tag_version
-from functions.tooling.manifests import claim_to_xr
+from functions.tooling.manifests import claim_to_xr, load_documents
+from server import REPO
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime"
+PLATFORM = load_documents(REPO / "examples" / "operator-config.yaml")
 
 
 @pytest.mark.parametrize(
@@ -73,9 +78,11 @@ def v1beta1(*containers: dict[str, Any], **component: Any) -> dict[str, Any]:
     }
 
 
-def step(claim: dict[str, Any], observed: dict[str, dict[str, Any]] | None = None) -> StepResponse:
+def step(claim: dict[str, Any], observed: dict[str, dict[str, Any]] | None = None, **required: Any) -> StepResponse:
     return render_graph_deployment(
-        StepRequest(input={}, observed_composite=claim_to_xr(claim), observed_resources=observed or {})
+        StepRequest(
+            input={}, observed_composite=claim_to_xr(claim), observed_resources=observed or {}, required=required
+        )
     )
 
 
@@ -139,6 +146,32 @@ def test_the_component_pathway_ratchets_on_its_component_deployments() -> None:
     assert fatal(step(legacy, observed)) is None
     legacy["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["image"] = f"{IMAGE}:other-tag"
     assert (fatal(step(legacy, observed)) or "").startswith("spec.components[1].runtimeVersionOverride")
+
+
+def test_what_a_graph_composes_shows_each_components_main_image() -> None:
+    """The ratchet reads a component's image back from what is composed: on both pathways, for every example and
+    corpus graph (an intra-pod failover engine, a v1alpha1 component deployment, a multinode leader and worker)."""
+    graphs = [load_claim(p) for p in EXAMPLE_CLAIMS]
+    graphs += [as_upstream_admits(d) for _, d in corpus_dgds() if d.get("spec") and has_main_images(d)]
+    failover = failover_graph()
+    failover["metadata"]["name"] = "intra-pod-failover"
+    graphs.append(failover)
+    checked: set[str] = set()
+    for i, graph in enumerate(graphs):
+        for grove in ("true", "false"):
+            claim = copy.deepcopy(graph)
+            claim["metadata"].setdefault("namespace", "ns")
+            claim["metadata"].setdefault("annotations", {})["nvidia.com/enable-grove"] = grove
+            rsp = step(claim, **{OPERATOR_CONFIG_REQUIREMENT: PLATFORM})  # the checkpoint gate on
+            if fatal(rsp) is not None:  # what one pathway refuses (Grove-only fields)
+                continue
+            composed = composed_main_images({k: r.resource for k, r in rsp.desired_resources.items()})
+            for main in graph_main_images(claim["spec"]):
+                assert main.image in composed[main.component].images, (claim["metadata"]["name"], grove, main)
+            checked.add(f"{i} {claim['metadata']['name']}")
+    assert len(checked) == len(graphs)  # each on one pathway at least
+    cliques = step(failover).desired_resources["podcliqueset"].resource["spec"]["template"]["cliques"]
+    assert any(c["name"] == "engine-0" for clique in cliques for c in clique["spec"]["podSpec"]["containers"])
 
 
 def test_as_upstream_admits_sets_the_override_only_where_upstream_wants_it() -> None:

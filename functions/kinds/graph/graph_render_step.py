@@ -47,7 +47,7 @@ from functions.kinds.scaling.scaling_adapters import (
 )
 from functions.kube import backends
 from functions.kube.admissible import check_names
-from functions.kube.failover import check_failover
+from functions.kube.failover import ENGINES, check_failover, engine_name
 from functions.kube.gms_graph import check_gms, check_inter_pod, render_claim_templates
 from functions.kube.grove import render_podcliqueset
 from functions.kube.labels import COMPONENT
@@ -188,10 +188,15 @@ def origin_carriers(observed_resources: dict[str, dict[str, Any]]) -> list[dict[
     return [obj for _, obj in sorted(observed_resources.items()) if obj.get("kind") in kinds]
 
 
+# The containers that run a component's main image in what the step composes: ``main``, or the engines it becomes
+# with intra-pod failover.
+MAIN_IMAGE_CONTAINERS = frozenset({"main", *(engine_name(i) for i in range(ENGINES))})
+
+
 def composed_main_images(observed_resources: dict[str, dict[str, Any]]) -> dict[str, Before]:
     """Each component's main images in what the graph composes now (its PodCliqueSet's cliques, its component
-    deployments): the components as they were before the update being reconciled. Their
-    ``runtimeVersionOverride`` is not composed, so it counts as unchanged."""
+    deployments in either shape): the components as they were before the update being reconciled. Their
+    ``runtimeVersionOverride`` counts as unchanged (a PodCliqueSet does not carry it)."""
     images: dict[str, set[str]] = {}
     for obj in observed_resources.values():
         spec = obj.get("spec") or {}
@@ -200,12 +205,13 @@ def composed_main_images(observed_resources: dict[str, dict[str, Any]]) -> dict[
             pods = [(c.get("labels") or {}, (c.get("spec") or {}).get("podSpec") or {}) for c in cliques]
         elif obj.get("kind") in DCD_KINDS:
             labels = (obj.get("metadata") or {}).get("labels") or {}
-            pods = [(labels, (spec.get("podTemplate") or {}).get("spec") or {})]
+            main = ((spec.get("extraPodSpec") or {}).get("mainContainer") or {}) | {"name": "main"}
+            pods = [(labels, (spec.get("podTemplate") or {}).get("spec") or {"containers": [main]})]
         else:
             continue
         for labels, pod in pods:
             for container in pod.get("containers") or []:
-                if labels.get(COMPONENT) and container.get("name") == "main":
+                if labels.get(COMPONENT) and container.get("name") in MAIN_IMAGE_CONTAINERS:
                     images.setdefault(labels[COMPONENT], set()).add(str(container.get("image") or ""))
     return {name: Before(frozenset(found)) for name, found in images.items()}
 

@@ -10,10 +10,8 @@ written to ``docs/upstream/differential.md``).
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
-import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -25,7 +23,7 @@ from differential_compare import Key, normalised
 
 from apiserver import ensure_namespace, resource_path
 from controlplane import APIError, ControlPlane
-from corpus import corpus_dgds, without_matcher_directives
+from corpus import as_upstream_admits, corpus_dgds, without_matcher_directives
 
 Obj = dict[str, Any]
 GROVE_OFF = "nvidia.com/enable-grove"
@@ -83,64 +81,9 @@ def _namespace(source: str, pathway: str) -> str:
     return f"g-{pathway[0]}-{digest}"
 
 
-# A semantic-version image tag, as the operator parses it (with an optional leading v).
-_SEMVER_TAG = re.compile(
-    r"^[vV]?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$"
-)
-# What the graphs of the corpus whose images carry placeholder tags (``:my-tag``) get as runtimeVersionOverride:
-# the operator at the pin refuses them without one, and a version below 1.5.0 changes nothing it renders (it
-# leaves such versions out of its worker hash).
-RUNTIME_VERSION = "1.0.0"
-
-
-def _image_tag(image: str) -> str:
-    ref = image.strip().split("@", 1)[0]
-    slash, colon = ref.rfind("/"), ref.rfind(":")
-    return ref[colon + 1 :] if colon > slash else ""
-
-
-def _mapping(node: Any, key: str) -> Any:
-    return node.get(key) if isinstance(node, dict) else None
-
-
-def _main_image(component: Obj) -> Any:
-    main = _mapping(_mapping(component, "extraPodSpec"), "mainContainer")
-    if isinstance(main, dict):
-        return main.get("image")
-    containers = _mapping(_mapping(component, "podTemplate"), "spec")
-    containers = _mapping(containers, "containers")
-    if isinstance(containers, list):
-        return next((c.get("image") for c in containers if isinstance(c, dict) and c.get("name") == "main"), None)
-    return None
-
-
-def components_of(doc: Obj) -> list[Obj]:
-    """The graph's components of either shape (``spec.services`` values, ``spec.components`` items) that are
-    mappings; whatever else is there is left alone."""
-    spec = doc.get("spec")
-    services, components = _mapping(spec, "services"), _mapping(spec, "components")
-    found = [
-        *(services.values() if isinstance(services, dict) else []),
-        *(components if isinstance(components, list) else []),
-    ]
-    return [c for c in found if isinstance(c, dict)]
-
-
-def with_runtime_versions(doc: Obj) -> Obj:
-    """``doc`` with ``runtimeVersionOverride`` set on each component whose main image is a string without a
-    semantic-version tag and that has none: what a user does for the operator at the pin to admit such a graph."""
-    out = copy.deepcopy(doc)
-    for component in components_of(out):
-        image = _main_image(component)
-        if not component.get("runtimeVersionOverride") and isinstance(image, str) and image:
-            if not _SEMVER_TAG.match(_image_tag(image)):
-                component["runtimeVersionOverride"] = RUNTIME_VERSION
-    return out
-
-
 def as_graph(source: str, doc: Obj, pathway: str) -> Graph:
     """``doc`` in a namespace of its own, on ``pathway`` (the component pathway by upstream's annotation)."""
-    out = with_runtime_versions(without_matcher_directives(doc))
+    out = as_upstream_admits(without_matcher_directives(doc))
     out.pop("status", None)
     namespace = _namespace(source, pathway)
     meta = out.setdefault("metadata", {})

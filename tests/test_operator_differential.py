@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from differential import (
     ENVIRONMENT_CONFIGS,
@@ -24,7 +23,6 @@ from differential import (
     graph_states,
     platform_config,
     settle,
-    with_runtime_versions,
 )
 from differential_compare import compare, differing_paths, masked_worker_hashes, normalised, unexplained
 from operator_stack import OperatorStack
@@ -184,39 +182,6 @@ def test_a_graph_moves_to_its_own_namespace_and_pathway() -> None:
     assert "annotations" not in grove.doc["metadata"]
     assert components.doc["metadata"]["annotations"] == {"nvidia.com/enable-grove": "false"}
     assert doc["metadata"]["namespace"] == "x"
-
-
-@pytest.mark.parametrize(
-    ("image", "override"),
-    [
-        ("nvcr.io/nvidia/ai-dynamo/vllm-runtime:my-tag", "1.0.0"),
-        ("registry:5000/vllm-runtime", "1.0.0"),  # a port is not a tag
-        ("nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.9.1", None),
-        ("nvcr.io/nvidia/ai-dynamo/vllm-runtime:v1.2.3-rc1@sha256:abc", None),
-        ("nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2", "1.0.0"),
-    ],
-)
-def test_placeholder_tags_get_the_runtime_version_the_operator_requires(image: str, override: str | None) -> None:
-    v1beta1 = {
-        "spec": {
-            "components": [{"name": "a", "podTemplate": {"spec": {"containers": [{"name": "main", "image": image}]}}}]
-        }
-    }
-    v1alpha1 = {"spec": {"services": {"a": {"extraPodSpec": {"mainContainer": {"image": image}}}}}}
-    assert with_runtime_versions(v1beta1)["spec"]["components"][0].get("runtimeVersionOverride") == override
-    assert with_runtime_versions(v1alpha1)["spec"]["services"]["a"].get("runtimeVersionOverride") == override
-    kept = {
-        "spec": {
-            "components": [
-                {
-                    "name": "a",
-                    "runtimeVersionOverride": "2.0.0",
-                    "podTemplate": {"spec": {"containers": [{"name": "main", "image": image}]}},
-                }
-            ]
-        }
-    }
-    assert with_runtime_versions(kept) == kept
 
 
 # --- live ---------------------------------------------------------------------------------------------------

@@ -70,6 +70,7 @@ def offline_verdict(obj: Obj, old: Obj | None, config: Obj) -> set[str] | None:
 _GO_EMBEDDED = re.compile(r"\.[A-Z]\w*(?=\.|$)")
 _COMPONENT = re.compile(r"^spec\.(?:services\.[^.]+|components\.\d+)\.(?:experimental\.)?(.*)$")
 _COMPONENT_ROOT = re.compile(r"^spec\.(?:services\.[^.]+|components\.\d+)$")
+_MAIN_MOUNT = re.compile(r"^spec\.\*\.podTemplate\.spec\.containers\.\d+\.volumeMounts\.(\d+)\.mountPath$")
 _LIST_INDEX = re.compile(r"\.\d+(?=\.|$)")
 _UNKEYED = re.compile(r"^spec\.services\.(.*)$")
 
@@ -87,7 +88,37 @@ def field_forms(path: str) -> set[str]:
             forms.add("spec.*." + match.group(1))
     if _COMPONENT_ROOT.match(path):  # the component as a whole
         forms.add("spec.*")
+    # A v1beta1 main container's volume mount, as the v1alpha1 view the operator also validates names it.
+    forms |= {_MAIN_MOUNT.sub(r"spec.*.volumeMounts.\1.mountPoint", f) for f in forms}
     return forms | {_LIST_INDEX.sub("", f) for f in forms}  # a decoder names list fields without their index
+
+
+@pytest.mark.parametrize(
+    ("operator", "ours"),
+    [
+        (
+            "spec.services.extraPodSpec.PodSpec.affinity.podAffinity.x.weight",
+            "spec.services.W.extraPodSpec.affinity.podAffinity.x[0].weight",
+        ),
+        ("spec.components[0].experimental.checkpoint", "spec.services.a.checkpoint"),
+        ("spec.components[0].multinode", "spec.services.e"),
+        (
+            "spec.services.T.volumeMounts[0].mountPoint",
+            "spec.components[1].podTemplate.spec.containers[0].volumeMounts[0].mountPath",
+        ),
+        ("spec.restart.strategy.order", "spec.restart.strategy.order[1]"),
+    ],
+)
+def test_spellings_of_one_field_are_the_same_field(operator: str, ours: str) -> None:
+    assert _same_field(operator, ours)
+
+
+@pytest.mark.parametrize(
+    ("operator", "ours"),
+    [("spec.components[0].replicas", "spec.components[0].multinode"), ("spec.pvcs[0].name", "spec.pvcs[0].size")],
+)
+def test_other_fields_are_not(operator: str, ours: str) -> None:
+    assert not _same_field(operator, ours)
 
 
 def _same_field(a: str, b: str) -> bool:

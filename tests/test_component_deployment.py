@@ -299,3 +299,32 @@ def test_a_dcd_backend_framework_is_immutable() -> None:
     violations = validate_object(new, crds["DynamoComponentDeployment"], old=old)
     assert any("spec.backendFramework is immutable" in str(v) for v in violations), violations
     assert validate_object(old, crds["DynamoComponentDeployment"], old=old) == []
+
+
+def _pod_templates(rsp: StepResponse) -> list[dict[str, Any]]:
+    """The pod templates of the DCD's workload: the Deployment's, or the LeaderWorkerSet's leader and worker."""
+    out = []
+    for desired in rsp.desired_resources.values():
+        spec = desired.resource.get("spec") or {}
+        if desired.resource["kind"] == "Deployment":
+            out.append(spec["template"])
+        elif desired.resource["kind"] == "LeaderWorkerSet":
+            out += [spec["leaderWorkerTemplate"]["leaderTemplate"], spec["leaderWorkerTemplate"]["workerTemplate"]]
+    return out
+
+
+@pytest.mark.parametrize("multinode", [False, True], ids=["deployment", "leaderworkerset"])
+def test_a_model_ref_names_the_base_model_on_the_pods_and_the_service(multinode: bool) -> None:
+    """Upstream GetDCDKubeAnnotations (with AddBaseModelAnnotation) annotates a DCD's pods and Service."""
+    xr = xr_of(WORKER)
+    xr["spec"]["modelRef"] = {"name": "Qwen/Qwen3-0.6B"}
+    if multinode:
+        xr["spec"]["multinode"] = {"nodeCount": 2}
+    rsp = step(xr)
+    assert not rsp.fatal, rsp.results
+    templates = _pod_templates(rsp)
+    assert len(templates) == (2 if multinode else 1)
+    for template in templates:
+        assert template["metadata"]["annotations"]["nvidia.com/dynamo-base-model"] == "Qwen/Qwen3-0.6B"
+    service = rsp.desired_resources["service"].resource
+    assert service["metadata"]["annotations"] == {"nvidia.com/dynamo-base-model": "Qwen/Qwen3-0.6B"}

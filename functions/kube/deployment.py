@@ -77,13 +77,20 @@ def deployment_strategy(annotations: dict[str, str]) -> dict[str, Any]:
 
 
 def pod_annotations(component: Component) -> dict[str, str]:
-    """The pod template's annotations: extraPodMetadata's (or the v1beta1 pod template's) plus ``restartAt``,
-    without the origin version a DGD's DCD carries for its feature gates (upstream ``GetDCDKubeAnnotations``)."""
+    """The pod template's annotations: extraPodMetadata's (or the v1beta1 pod template's) plus ``restartAt`` and
+    a ``modelRef``'s base model, without the origin version a DGD's DCD carries for its feature gates (upstream
+    ``GetDCDKubeAnnotations``)."""
     annotations = dict(component.pod_template.get("metadata", {}).get("annotations") or {})
     annotations.pop(ORIGIN_VERSION_ANNOTATION, None)
     if RESTART_AT in component.annotations:
         annotations[RESTART_AT] = component.annotations[RESTART_AT]
+    annotations.update(base_model_annotation(component))
     return dict(sorted(annotations.items()))
+
+
+def base_model_annotation(component: Component) -> dict[str, str]:
+    """Upstream ``AddBaseModelAnnotation``: a DCD's workload, pods and Service name the ``modelRef``'s model."""
+    return {BASE_MODEL_ANNOTATION: component.model_ref} if component.model_ref else {}
 
 
 def render_deployment(ctx: PodContext, component: Component, name: str, xr_labels: dict[str, Any]) -> dict[str, Any]:
@@ -92,8 +99,7 @@ def render_deployment(ctx: PodContext, component: Component, name: str, xr_label
     labels = kube_labels(graph, component, xr_labels)
     annotations = {**component.annotations, **pod_meta.get("annotations", {})}
     annotations.pop(ORIGIN_VERSION_ANNOTATION, None)
-    if component.model_ref:
-        annotations[BASE_MODEL_ANNOTATION] = component.model_ref
+    annotations.update(base_model_annotation(component))
     pod_labels = {**clique_labels(ctx, component), SELECTOR: name}
     metadata: dict[str, Any] = {"name": name, "namespace": graph.namespace, "labels": dict(sorted(labels.items()))}
     if annotations:

@@ -50,7 +50,7 @@ from functions.kinds.component.component_checkpoints import resolve_dcd_checkpoi
 from functions.kinds.component.webhook_rules import check_main_images, check_service_sidecar, dcd_main_image
 from functions.kube import backends
 from functions.kube.admissible import check_names
-from functions.kube.deployment import kube_labels, render_deployment
+from functions.kube.deployment import base_model_annotation, kube_labels, render_deployment
 from functions.kube.failover import check_failover
 from functions.kube.gms_graph import check_gms, check_inter_pod, render_claim_templates
 from functions.kube.labels import GRAPH_NAME, RESTART_AT, SELECTOR, WORKER_HASH, discovery_labels
@@ -159,6 +159,10 @@ def render_component(
         service["metadata"]["labels"] = dict(
             sorted({**kube_labels(graph, component, xr_labels), **discovery_labels(ctx.discovery_backend)}.items())
         )
+        # and annotates it as its workload too (GetDCDKubeAnnotations): a modelRef's base model with the rest
+        annotations = {**(service["metadata"].get("annotations") or {}), **base_model_annotation(component)}
+        if annotations:
+            service["metadata"]["annotations"] = dict(sorted(annotations.items()))
         if lws:
             service["spec"]["selector"] = dict(sorted({**service["spec"]["selector"], ROLE_LABEL: "leader"}.items()))
         desired[SERVICE_RESOURCE] = service

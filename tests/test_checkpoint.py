@@ -149,13 +149,19 @@ def conditions(rsp: StepResponse) -> dict[str, tuple[str, str]]:
     return {c.type: (c.status, c.reason) for c in rsp.conditions}
 
 
-def test_the_gate_off_composes_nothing_and_says_so() -> None:
-    rsp = run(config=operator_config(enabled=False))
-    assert rsp.desired_resources == {}
-    assert rsp.composite_status["phase"] == "Pending"
-    assert rsp.composite_status["message"] == "checkpoint functionality is disabled in the operator configuration"
-    assert conditions(rsp)["JobCreated"] == ("False", "CheckpointDisabled")
-    assert rsp.composite_ready is False
+@pytest.mark.parametrize("config", [operator_config(enabled=False), None], ids=["off", "no operator config"])
+def test_the_gate_off_refuses_the_checkpoint_naming_spec(config: dict[str, Any] | None) -> None:
+    """Upstream's webhook refuses a DynamoCheckpoint (create or update) while its checkpoint gate is off."""
+    xr = claim_to_xr(CLAIM)
+    required = {OPERATOR_CONFIG_REQUIREMENT: [config] if config else []}
+    for status in (None, {"phase": "Ready", "jobName": JOB}):  # a new checkpoint, or one made before
+        if status:
+            xr["status"] = status
+        rsp = dynamo_checkpoint(StepRequest(input={}, observed_composite=xr, required=required))
+        assert [(r.severity, r.message) for r in rsp.results] == [
+            ("fatal", "spec: checkpoint functionality is disabled in the operator configuration")
+        ]
+        assert rsp.desired_resources == {}
 
 
 def test_first_the_job_then_creating_then_the_podsnapshot_of_its_pod() -> None:

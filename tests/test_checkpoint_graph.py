@@ -325,11 +325,14 @@ def test_the_dcd_names_the_checkpoint_and_its_deployment_restores_once_ready() -
     claim = load_documents(REF)[0]
     out = run(claim, required=[*operator_config(), ref_checkpoint("Creating")])
     dcd = decode_dcd(out)
-    assert dcd["spec"]["checkpoint"] == {
+    # a v1alpha1 graph's DCD is in the v1beta1 shape: the checkpoint under experimental, the candidate metadata
+    # in the pod template
+    assert dcd["spec"]["experimental"]["checkpoint"] == {
         "checkpointRef": "qwen3-0-6b", "deletionPolicy": "Delete", "enabled": True, "startupPolicy": "Immediate",
         "targetContainerName": "main",
     }  # fmt: skip
-    assert dcd["spec"]["extraPodMetadata"]["annotations"]["nvidia.com/dynamo-checkpoint-restore-candidate"] == "true"
+    candidate = dcd["spec"]["podTemplate"]["metadata"]["annotations"]
+    assert candidate["nvidia.com/dynamo-checkpoint-restore-candidate"] == "true"
     assert not of_kind(out, "DynamoCheckpoint"), "a reference composes no checkpoint"
     assert out.composite["status"]["checkpoints"]["VllmDecodeWorker"]["checkpointID"] == "0123456789abcdef"
 
@@ -355,7 +358,8 @@ def test_wait_for_checkpoint_on_the_component_pathway_zeroes_the_dcd() -> None:
     assert graph_ready(waiting)["message"] == "Waiting for checkpoints: VllmDecodeWorker (qwen3-0-6b)"
     ready = run(claim, required=[*operator_config(), ref_checkpoint("Ready")])
     assert decode_dcd(ready)["spec"]["replicas"] == 1
-    assert "extraPodMetadata" not in decode_dcd(ready)["spec"], "no candidate metadata under WaitForCheckpoint"
+    annotations = decode_dcd(ready)["spec"]["podTemplate"]["metadata"]["annotations"]
+    assert "nvidia.com/dynamo-checkpoint-restore-candidate" not in annotations, "none under WaitForCheckpoint"
 
 
 def test_a_standalone_dcd_looks_a_legacy_identity_up_by_label() -> None:
@@ -445,7 +449,7 @@ def test_crank_renders_the_checkpoint_ref_example_as_in_process(functions_file: 
     )
     out = render(xr, composition, [], load_documents(required), converge=False)
     assert dump_documents([out.composite, *out.composed]) == theirs
-    assert decode_dcd(out)["spec"]["checkpoint"]["checkpointRef"] == "qwen3-0-6b"
+    assert decode_dcd(out)["spec"]["experimental"]["checkpoint"]["checkpointRef"] == "qwen3-0-6b"
 
 
 def test_the_example_states_are_what_the_step_renders_today() -> None:

@@ -100,11 +100,19 @@ def test_the_example_names_labels_and_specs() -> None:
         WORKER_HASH_LABEL: hash8,
     }
     assert labels.items() <= decode["metadata"]["labels"].items()
-    assert decode["spec"]["labels"] == labels
-    assert decode["spec"]["serviceName"] == "VllmDecodeWorker"
+    # the v1beta1 shape, as the operator's DCD of a v1alpha1 graph reads at v1beta1
+    assert (decode["spec"]["name"], decode["spec"]["type"]) == ("VllmDecodeWorker", "decode")
     assert decode["spec"]["backendFramework"] == "vllm"
-    assert decode["spec"]["dynamoNamespace"] == "dynamo-demo-vllm-disagg-ng"
-    assert decode["spec"]["envs"] == [{"name": "DYN_LOG", "value": "info"}]
+    assert not {"serviceName", "dynamoNamespace", "labels", "annotations", "envs"} & set(decode["spec"])
+    template = decode["spec"]["podTemplate"]
+    assert template["metadata"]["labels"] == {WORKER_HASH_LABEL: hash8}
+    assert template["metadata"]["annotations"] == {
+        "nvidia.com/deployment-rolling-update-max-surge": "1",  # the service's own annotation
+        "nvidia.com/dynamo-operator-origin-version": "1.5.0",
+    }
+    (main,) = template["spec"]["containers"]
+    assert main["env"] == [{"name": "DYN_LOG", "value": "info"}]
+    assert main["envFrom"] == [{"secretRef": {"name": "hf-token-secret"}}]
     assert decode["spec"]["replicas"] == 2
     frontend = dcds["vllm-disagg-ng-frontend"]
     assert WORKER_HASH_LABEL not in frontend["metadata"]["labels"]
@@ -353,7 +361,7 @@ def test_a_worker_change_rolls_over_to_new_dcds() -> None:
     settled = dict(observed)
     for key in new_keys:
         new = copy.deepcopy(during.desired_resources[key].resource)
-        new["spec"]["replicas"] = changed["spec"]["services"][new["spec"]["serviceName"]]["replicas"]
+        new["spec"]["replicas"] = changed["spec"]["services"][new["spec"]["name"]]["replicas"]
         settled[key] = observed_dcd(new)
     for key in old_keys:
         settled[key] = observed_dcd(
@@ -374,9 +382,12 @@ def test_sequential_restart_moves_through_the_dcds() -> None:
 
     def restart_at(rsp: StepResponse) -> dict[str, str | None]:
         return {
-            o.resource["spec"]["serviceName"]: (o.resource["spec"].get("annotations") or {}).get("nvidia.com/restartAt")
-            for o in rsp.desired_resources.values() if o.resource["kind"] == "XDynamoComponentDeployment"
-        }  # fmt: skip
+            o.resource["spec"]["name"]: o.resource["spec"]["podTemplate"]["metadata"]["annotations"].get(
+                "nvidia.com/restartAt"
+            )
+            for o in rsp.desired_resources.values()
+            if o.resource["kind"] == "XDynamoComponentDeployment"
+        }
 
     first = render_step(xr, observed)
     assert restart_at(first) == {"Frontend": "r1", "VllmDecodeWorker": None, "VllmPrefillWorker": None}
@@ -488,5 +499,5 @@ def test_a_dcd_its_step_will_refuse_is_still_composed_and_reported_on_the_graph(
     assert warning.severity == "warning"
     assert warning.message.startswith("spec.services.SglangWorker: its DynamoComponentDeployment cannot render: ")
     assert "needs a non-empty args" in warning.message
-    assert any(r.resource["spec"].get("serviceName") == "SglangWorker" for r in rsp.desired_resources.values()
+    assert any(r.resource["spec"].get("name") == "SglangWorker" for r in rsp.desired_resources.values()
                if r.resource["kind"] == "XDynamoComponentDeployment")  # fmt: skip

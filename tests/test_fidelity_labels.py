@@ -55,9 +55,13 @@ def test_without_an_epp_no_pod_carries_the_worker_class() -> None:
 
 def test_on_the_component_pathway_the_class_and_the_epps_sidecar_opt_out_reach_the_pods() -> None:
     objects = rendered(without_grove(GAIE))
-    dcds = {d["spec"]["serviceName"]: d for d in of_kind(objects, "XDynamoComponentDeployment")}
+    # a v1alpha1 graph's DCDs are in the v1beta1 shape, as the operator's read at v1beta1 (the frontend, with an
+    # ingress of its own, keeps the v1alpha1 shape)
+    dcds = {
+        d["spec"].get("name") or d["spec"]["serviceName"]: d for d in of_kind(objects, "XDynamoComponentDeployment")
+    }
     assert dcds["VllmWorker"]["metadata"]["labels"][CLASS] == "worker"
-    assert dcds["Epp"]["spec"]["extraPodMetadata"]["annotations"]["sidecar.istio.io/inject"] == "false"
+    assert dcds["Epp"]["spec"]["podTemplate"]["metadata"]["annotations"]["sidecar.istio.io/inject"] == "false"
     worker_pods = of_kind(render_xr(dcds["VllmWorker"]), "Deployment")[0]["spec"]["template"]
     assert worker_pods["metadata"]["labels"][CLASS] == "worker"
     epp_pods = of_kind(render_xr(dcds["Epp"]), "Deployment")[0]["spec"]["template"]
@@ -142,9 +146,10 @@ def test_on_the_component_pathway_a_service_carries_its_workloads_labels_and_the
         discovery = {"nvidia.com/dynamo-discovery-backend": "kubernetes", "nvidia.com/dynamo-discovery-enabled": "true"}
         assert labels == {**deployment["metadata"]["labels"], **discovery}
         assert labels["nvidia.com/dynamo-graph-deployment-name"] == "vllm-disagg-ng"
-        assert labels["nvidia.com/dynamo-component"] == dcd["spec"]["serviceName"]
+        assert labels["nvidia.com/dynamo-component"] == dcd["spec"]["name"]
         assert labels["nvidia.com/dynamo-namespace"] == "dynamo-demo-vllm-disagg-ng"
         assert "nvidia.com/dynamo-component-type" not in labels  # a selector and pod label only
-        sub = dcd["spec"].get("subComponentType")
+        # a v1alpha1 prefill or decode worker's DCD is that type (v1beta1 shape), its sub-component type
+        sub = dcd["spec"]["type"] if dcd["spec"].get("type") in ("prefill", "decode") else None
         assert labels.get("nvidia.com/dynamo-sub-component-type") == sub
         assert deployment["metadata"]["labels"].get("nvidia.com/dynamo-sub-component-type") == sub

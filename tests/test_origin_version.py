@@ -164,7 +164,9 @@ def test_a_dcd_of_the_graph_reads_the_origin_for_the_vllm_gate() -> None:
     claim = copy.deepcopy(CLAIM)
     claim["metadata"]["annotations"] = {"nvidia.com/enable-grove": "false"}
     decode = next(d for d in by_kind(rendered(claim), "XDynamoComponentDeployment") if "multinode" in d["spec"])
-    assert decode["metadata"]["annotations"][ORIGIN] == "1.5.0"
+    # carried in the pod template, as upstream's DCD carries it, not on the DCD's own metadata
+    assert ORIGIN not in (decode["metadata"].get("annotations") or {})
+    assert decode["spec"]["podTemplate"]["metadata"]["annotations"][ORIGIN] == "1.5.0"
     (lws,) = by_kind(render_xr(decode), "LeaderWorkerSet")
     for role in ("leaderTemplate", "workerTemplate"):
         template = lws["spec"]["leaderWorkerTemplate"][role]

@@ -8,10 +8,12 @@ same resources. Fields v1beta1 has no place for are reported, not silently dropp
 from __future__ import annotations
 
 import copy
+import re
 import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from functions.api.graph import json_copy
 from functions.api.v1beta1 import ComponentType
 
 V1BETA1_TYPES = frozenset(typing.get_args(ComponentType))
@@ -22,13 +24,13 @@ ALPHA_ONLY_SPEC_FIELDS = ("pvcs",)
 COPIED_FIELDS = (
     "replicas",
     "minAvailable",
-    "modelRef",
     "topologyConstraint",
     "globalDynamoNamespace",
     "runtimeVersionOverride",
     "eppConfig",
     "providerOverride",
 )
+MULTINODE_FIELDS = ("nodeCount", "leader", "worker")
 
 
 @dataclass
@@ -37,104 +39,245 @@ class Conversion:
     dropped: list[str] = field(default_factory=list)  # field paths v1beta1 cannot hold
 
 
-def _main_container(service: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    main = {"name": "main", **{k: v for k, v in (extra.pop("mainContainer", None) or {}).items() if k != "name"}}
-    if service.get("envs"):
-        merged = {e["name"]: e for e in main.get("env", [])}
-        merged.update({e["name"]: e for e in service["envs"]})
-        main["env"] = [merged[k] for k in sorted(merged)]
-    if service.get("envFromSecret"):
-        main["envFrom"] = [*main.get("envFrom", []), {"secretRef": {"name": service["envFromSecret"]}}]
-    for probe in ("livenessProbe", "readinessProbe"):
-        if probe in service:
-            main[probe] = service[probe]
-    resources = service.get("resources")
+FRONTEND_SIDECAR = "sidecar-frontend"
+MAIN = "main"
+GPU_RESOURCE = "nvidia.com/gpu"
+WORKER_SUB_TYPES = ("prefill", "decode")
+# A quantity whose value is zero (the number before the suffix is all zeros), as resource.Quantity.IsZero says.
+_ZERO_QUANTITY = re.compile(r"^[+-]?(0+\.?0*|\.0+)([eE][+-]?[0-9]+|[A-Za-z]*)$")
+
+
+def component_type(service: dict[str, Any]) -> str | None:
+    """The v1beta1 type of a v1alpha1 service: a ``worker`` with ``subComponentType`` prefill or decode is that
+    type, as upstream's conversion promotes it; any other ``componentType`` is kept as written."""
+    ctype, sub = service.get("componentType"), service.get("subComponentType")
+    if ctype == "worker" and sub in WORKER_SUB_TYPES:
+        return str(sub)
+    return str(ctype) if ctype else None
+
+
+def _is_empty(value: Any) -> bool:
+    """Go's zero value, which ``mergo`` does not merge over a set one."""
+    return value is None or value == "" or value is False or value == 0 or value == [] or value == {}
+
+
+def go_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` merged onto ``base`` as upstream's ``mergo.Merge(..., WithOverride)`` merges two structs: mappings
+    key by key, any other set value of ``over`` replacing ``base``'s (a list whole); an empty one never does."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = go_merge(out[key], value)
+        elif not _is_empty(value) or key not in out:
+            out[key] = value
+    return out
+
+
+def merge_envs_in_order(base: list[dict[str, Any]], over: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Upstream's conversion ``mergeEnvs``: ``base`` in its order, each var of ``over`` replacing the one of its
+    name in place or appended."""
+    out = list(base)
+    where = {e.get("name"): i for i, e in enumerate(out)}
+    for var in over:
+        if var.get("name") in where:
+            out[where[var.get("name")]] = var
+        else:
+            where[var.get("name")] = len(out)
+            out.append(var)
+    return out
+
+
+def native_resources(resources: dict[str, Any]) -> dict[str, Any]:
+    """A v1alpha1 ``resources`` block as the main container's: cpu, memory, gpu (as ``gpuType``, default
+    ``nvidia.com/gpu``) and custom names per part; claims as they are."""
+    out: dict[str, Any] = {}
+    for part in ("requests", "limits"):
+        item = resources.get(part) or {}
+        values = {name: item[key] for key, name in (("cpu", "cpu"), ("memory", "memory")) if item.get(key)}
+        if item.get("gpu"):
+            values[item.get("gpuType") or GPU_RESOURCE] = item["gpu"]
+        values.update(item.get("custom") or {})
+        if values:
+            out[part] = values
+    if resources.get("claims"):
+        out["claims"] = list(resources["claims"])
+    return out
+
+
+def _compilation_cache(service: dict[str, Any]) -> dict[str, Any] | None:
+    """The first volume mount with ``useAsCompilationCache``, as v1beta1's ``compilationCache``."""
+    for mount in service.get("volumeMounts") or []:
+        if mount.get("useAsCompilationCache"):
+            cache = {"pvcName": mount["name"]}
+            if mount.get("mountPoint"):
+                cache["mountPath"] = mount["mountPoint"]
+            return cache
+    return None
+
+
+def _dedicated_main(service: dict[str, Any], cache: dict[str, Any] | None) -> dict[str, Any]:
+    """Container ``main`` from the service's own fields: resources, envs, envFromSecret, probes and volume mounts
+    (the compilation cache's own mount left to ``compilationCache``, as the operator stores it)."""
+    main: dict[str, Any] = {"name": MAIN}
+    resources = native_resources(service.get("resources") or {})
     if resources:
-        out = main.setdefault("resources", {})
-        for part in ("requests", "limits"):
-            item = resources.get(part)
-            if not item:
-                continue
-            values = out.setdefault(part, {})
-            for key in ("cpu", "memory"):
-                if item.get(key):
-                    values[key] = item[key]
-            if item.get("gpu"):
-                values[item.get("gpuType") or "nvidia.com/gpu"] = item["gpu"]
-            values.update(item.get("custom") or {})
-        if resources.get("claims"):
-            out["claims"] = [*out.get("claims", []), *resources["claims"]]
+        main["resources"] = resources
+    if service.get("envs"):
+        main["env"] = list(service["envs"])
+    if service.get("envFromSecret"):
+        main["envFrom"] = [{"secretRef": {"name": service["envFromSecret"]}}]
+    for probe in ("livenessProbe", "readinessProbe"):
+        if service.get(probe) is not None:
+            main[probe] = service[probe]
+    mounts = [{"name": m["name"], "mountPath": m.get("mountPoint") or ""} for m in service.get("volumeMounts") or []]
+    if cache is not None:
+        generated = {"name": cache["pvcName"], "mountPath": cache.get("mountPath", "")}
+        mounts = [m for m in mounts if m != generated]
+    if mounts:
+        main["volumeMounts"] = mounts
     return main
 
 
-def _component(key: str, service: dict[str, Any], dropped: list[str]) -> dict[str, Any]:
-    service = copy.deepcopy(service)
-    component: dict[str, Any] = {"name": key}
-    ctype, sub = service.get("componentType"), service.get("subComponentType")
-    labels = {**(service.get("labels") or {}), **((service.get("extraPodMetadata") or {}).get("labels") or {})}
-    annotations = {
-        **(service.get("annotations") or {}),
-        **((service.get("extraPodMetadata") or {}).get("annotations") or {}),
-    }
-    if ctype == "worker" and sub in ("prefill", "decode"):
-        component["type"] = sub  # as upstream's conversion; its pods get the sub-component-type label from it
-    elif ctype in V1BETA1_TYPES:
-        component["type"] = ctype
-    elif ctype:
-        dropped.append(f"spec.services.{key}.componentType")  # e.g. "default": no v1beta1 type
-    for name in COPIED_FIELDS:
-        if name in service:
-            component[name] = service[name]
-    if "multinode" in service:
-        component["multinode"] = {"nodeCount": 2, **service["multinode"]}
-    extra = copy.deepcopy(service.get("extraPodSpec") or {})
-    main = _main_container(service, extra)
-    for mount in service.get("volumeMounts") or []:
-        if mount.get("useAsCompilationCache"):
-            component["compilationCache"] = {
-                "pvcName": mount["name"],
-                **({"mountPath": mount["mountPoint"]} if mount.get("mountPoint") else {}),
-            }
+def _main_container(
+    service: dict[str, Any], user: dict[str, Any] | None, cache: dict[str, Any] | None
+) -> dict[str, Any]:
+    """``extraPodSpec.mainContainer`` merged over the dedicated fields (upstream ``mergeExtraPodSpecMainContainer``):
+    its set fields win, but env merges by name in order and its volume mounts come before the dedicated ones."""
+    main = _dedicated_main(service, cache)
+    if not user:
+        return main
+    env = merge_envs_in_order(main.get("env") or [], user.get("env") or [])
+    mounts = [*(user.get("volumeMounts") or []), *(main.get("volumeMounts") or [])]
+    merged = go_merge(main, user)
+    for key, value in (("env", env), ("volumeMounts", mounts)):
+        if value:
+            merged[key] = value
         else:
-            main.setdefault("volumeMounts", []).append({"name": mount["name"], "mountPath": mount.get("mountPoint")})
-    containers = [main, *extra.pop("containers", [])]
+            merged.pop(key, None)
+    merged["name"] = MAIN
+    return merged
+
+
+def _sidecar(sidecar: dict[str, Any]) -> dict[str, Any]:
+    """A v1alpha1 ``frontendSidecar`` as the container v1beta1 names."""
+    container: dict[str, Any] = {"name": FRONTEND_SIDECAR, "image": sidecar.get("image")}
+    if sidecar.get("args"):
+        container["args"] = list(sidecar["args"])
+    if sidecar.get("envs"):
+        container["env"] = list(sidecar["envs"])
+    if sidecar.get("envFromSecret"):
+        container["envFrom"] = [{"secretRef": {"name": sidecar["envFromSecret"]}}]
+    return container
+
+
+POD_TEMPLATE_FIELDS = ("resources", "envFromSecret", "livenessProbe", "readinessProbe", "extraPodMetadata")
+
+
+def _has_pod_template(service: dict[str, Any]) -> bool:
+    """Upstream's conversion writes a pod template only when one of these says something."""
+    extra = service.get("extraPodSpec") or {}
+    return (
+        any(service.get(name) is not None for name in POD_TEMPLATE_FIELDS)
+        or bool(service.get("envs"))
+        or any(not m.get("useAsCompilationCache") for m in service.get("volumeMounts") or [])
+        or any(v not in (None, {}, []) for v in extra.values())
+        or service.get("frontendSidecar") is not None
+    )
+
+
+def _pod_template(service: dict[str, Any], cache: dict[str, Any] | None) -> dict[str, Any]:
+    extra = json_copy(service.get("extraPodSpec") or {})
+    main = _main_container(service, extra.pop("mainContainer", None), cache)
+    containers = [main, *(c for c in extra.pop("containers", None) or [] if c.get("name") != MAIN)]
     sidecar = service.get("frontendSidecar")
-    if sidecar:
-        container: dict[str, Any] = {"name": "sidecar-frontend", "image": sidecar["image"]}
-        if sidecar.get("args"):
-            container["args"] = sidecar["args"]
-        if sidecar.get("envFromSecret"):
-            container["envFrom"] = [{"secretRef": {"name": sidecar["envFromSecret"]}}]
-        if sidecar.get("envs"):
-            container["env"] = sidecar["envs"]
-        containers.append(container)
-        component["frontendSidecar"] = "sidecar-frontend"
+    if sidecar is not None and not any(c.get("name") == FRONTEND_SIDECAR for c in containers):
+        containers.append(_sidecar(sidecar))
     template: dict[str, Any] = {"spec": {**extra, "containers": containers}}
-    metadata = {k: v for k, v in (("labels", labels), ("annotations", annotations)) if v}
+    pod_meta = service.get("extraPodMetadata") or {}
+    metadata = {k: dict(pod_meta[k]) for k in ("annotations", "labels") if pod_meta.get(k)}
     if metadata:
         template["metadata"] = metadata
-    component["podTemplate"] = template
+    return template
+
+
+def _mode(mode: str) -> str:
+    return mode[:1].upper() + mode[1:]
+
+
+def _experimental(service: dict[str, Any]) -> dict[str, Any]:
+    experimental: dict[str, Any] = {}
+    gms = service.get("gpuMemoryService") or {}
+    if gms.get("enabled"):
+        experimental["gpuMemoryService"] = {k: _mode(v) if k == "mode" else v for k, v in gms.items() if k != "enabled"}
+    failover = service.get("failover") or {}
+    if failover.get("enabled"):
+        experimental["failover"] = {k: _mode(v) if k == "mode" else v for k, v in failover.items() if k != "enabled"}
+    if service.get("checkpoint") is not None:
+        experimental["checkpoint"] = service["checkpoint"]
+    return experimental
+
+
+def service_as_component(key: str, service: dict[str, Any]) -> dict[str, Any]:
+    """A v1alpha1 service as the v1beta1 component upstream's conversion makes of it, read back as the operator
+    stores it (``ConvertFromDynamoComponentDeploymentSharedSpec``): named by its key, typed as ``component_type``
+    says, ``sharedMemory`` as ``sharedMemorySize``, the compilation-cache mount as ``compilationCache``, GPU
+    memory service, failover and checkpoint under ``experimental``, and resources, envs, envFromSecret, probes,
+    volume mounts, ``extraPodSpec``, ``extraPodMetadata`` and the frontend sidecar in ``podTemplate``. What v1beta1
+    has no place for (``labels``, ``annotations``, ``dynamoNamespace``, ``serviceName``, ``ingress``,
+    ``autoscaling``, a ``subComponentType`` it does not promote) is not in it."""
+    service = json_copy(service)
+    component: dict[str, Any] = {"name": key}
+    ctype = component_type(service)
+    if ctype:
+        component["type"] = ctype
+    for name in COPIED_FIELDS:
+        if service.get(name) is not None and service.get(name) != "":
+            component[name] = service[name]
+    if not service.get("globalDynamoNamespace"):
+        component.pop("globalDynamoNamespace", None)
+    if "multinode" in service:
+        multinode = service["multinode"] or {}
+        component["multinode"] = {"nodeCount": 2, **{k: v for k, v in multinode.items() if k in MULTINODE_FIELDS}}
+    if "modelRef" in service:
+        component["modelRef"] = {k: v for k, v in service["modelRef"].items() if k in ("name", "revision") and v}
     shm = service.get("sharedMemory")
-    if shm is not None:
-        component["sharedMemorySize"] = "0" if shm.get("disabled") else shm.get("size")
+    if shm is not None and (shm.get("disabled") or (shm.get("size") and not _is_zero(str(shm["size"])))):
+        component["sharedMemorySize"] = "0" if shm.get("disabled") else str(shm["size"])
+    cache = _compilation_cache(service)
+    if cache is not None:
+        component["compilationCache"] = cache
     if (service.get("scalingAdapter") or {}).get("enabled"):
         component["scalingAdapter"] = {}
-    experimental = {}
-    if service.get("gpuMemoryService"):
-        gms = {k: v for k, v in service["gpuMemoryService"].items() if k != "enabled"}
-        if "mode" in gms:
-            gms["mode"] = gms["mode"][0].upper() + gms["mode"][1:]
-        if service["gpuMemoryService"].get("enabled"):
-            experimental["gpuMemoryService"] = gms
-    if (service.get("failover") or {}).get("enabled"):
-        failover = {k: v for k, v in service["failover"].items() if k != "enabled"}
-        if "mode" in failover:
-            failover["mode"] = failover["mode"][0].upper() + failover["mode"][1:]
-        experimental["failover"] = failover
-    if service.get("checkpoint"):
-        experimental["checkpoint"] = service["checkpoint"]
+    experimental = _experimental(service)
     if experimental:
         component["experimental"] = experimental
+    if _has_pod_template(service):
+        component["podTemplate"] = _pod_template(service, cache)
+    if service.get("frontendSidecar") is not None:
+        component["frontendSidecar"] = FRONTEND_SIDECAR
+    return component
+
+
+def _is_zero(quantity: str) -> bool:
+    return bool(_ZERO_QUANTITY.match(quantity.strip()))
+
+
+def _component(key: str, service: dict[str, Any], dropped: list[str]) -> dict[str, Any]:
+    """``service_as_component``, with the service's own ``labels`` and ``annotations`` in its pod template (under
+    ``extraPodMetadata``'s): a v1beta1 manifest has no other place for them. What it cannot hold is reported."""
+    component = service_as_component(key, service)
+    ctype = service.get("componentType")
+    if ctype and component.get("type") not in V1BETA1_TYPES:
+        component.pop("type", None)
+        dropped.append(f"spec.services.{key}.componentType")  # e.g. "default": no v1beta1 type
+    metadata = {}
+    for name in ("labels", "annotations"):
+        own = {**(service.get(name) or {}), **((service.get("extraPodMetadata") or {}).get(name) or {})}
+        if own:
+            metadata[name] = own
+    if metadata:
+        template = component.setdefault("podTemplate", {"spec": {"containers": [{"name": MAIN}]}})
+        template["metadata"] = metadata
     dropped += [f"spec.services.{key}.{name}" for name in ALPHA_ONLY_SERVICE_FIELDS if name in service]
     return component
 

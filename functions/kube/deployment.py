@@ -118,7 +118,7 @@ def render_deployment(ctx: PodContext, component: Component, name: str, xr_label
         "spec": {
             "replicas": component.replicas,
             "selector": {"matchLabels": {SELECTOR: name}},
-            "strategy": deployment_strategy(component.annotations),
+            "strategy": deployment_strategy(annotations),  # upstream reads GetDCDKubeAnnotations, as above
             "template": {"metadata": template_meta, "spec": pod},
         },
     }

@@ -49,6 +49,7 @@ INGRESS_API_VERSION = "networking.k8s.io/v1"
 ISTIO_API_VERSION = "networking.istio.io/v1beta1"  # what upstream builds; served by Istio 1.22+ and older
 INFERENCE_POOL_API_VERSION = "inference.networking.k8s.io/v1"
 EPP_CONFIG_API_VERSION = "inference.networking.x-k8s.io/v1alpha1"
+EPP_CONFIG_KIND = "EndpointPickerConfig"
 DEFAULT_INGRESS_SUFFIX = "local"
 CONFIGMAP_RESOURCE = "epp-configmap"
 INFERENCE_POOL_RESOURCE = "inferencepool"
@@ -163,7 +164,7 @@ def _epp_labels(graph: Graph, epp: Component) -> dict[str, str]:
 
 
 def epp_config_yaml(config: dict[str, Any]) -> str:
-    document = {**config, "apiVersion": EPP_CONFIG_API_VERSION, "kind": "EndpointPickerConfig"}
+    document = {**config, "apiVersion": EPP_CONFIG_API_VERSION, "kind": EPP_CONFIG_KIND}
     return yaml.safe_dump(document, sort_keys=True, default_flow_style=False, allow_unicode=True)
 
 

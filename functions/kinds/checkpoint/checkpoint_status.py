@@ -18,7 +18,6 @@ from functions.readiness.conditions import condition, is_true
 
 JOB_CREATED = "JobCreated"
 JOB_COMPLETED = "JobCompleted"
-DISABLED_MESSAGE = "checkpoint functionality is disabled in the operator configuration"
 
 
 @dataclass
@@ -42,7 +41,6 @@ def decide(
     *,
     previous: dict[str, Any],
     job_name: str,
-    enabled: bool,
     job: dict[str, Any] | None,
     snapshot: dict[str, Any] | None,
     pod_observed: bool,
@@ -56,10 +54,6 @@ def decide(
         kept = Decision(phase, previous.get("message") or "", compose_snapshot=True)  # terminal: the Job goes
         kept.created_at = previous.get("createdAt")
         return kept
-    if not enabled:
-        return Decision(
-            "Pending", DISABLED_MESSAGE, [Condition(JOB_CREATED, "False", "CheckpointDisabled", DISABLED_MESSAGE)]
-        )
     if job is None:
         if phase == "Creating" and previous.get("jobName") == job_name:
             if snapshot is not None and is_true(snapshot, "Ready"):

@@ -7,7 +7,8 @@ Job's pod, and reports the phase (docs/upstream/checkpoint-gms-dgdr-model.md §1
   observed Job); the PodSnapshot names it. The snapshot project's operator binds a PodSnapshotContent
   and its node agent captures; this step only reads their result on the PodSnapshot.
 - Ready when the PodSnapshot is bound and Ready and the Job Complete; then the Job is no longer composed.
-- Nothing is composed while ``checkpoint.enabled`` is off in the operator config (phase ``Pending``).
+- While ``checkpoint.enabled`` is off in the operator config the step is a Fatal naming ``spec`` (upstream's
+  webhook refuses the object then), and nothing composed changes.
 - With ``gpuMemoryService`` the pod template must come prepared for the intra-pod GMS (else ``Failed``,
   ``GMSPodTemplateNotPrepared``); the GPUs the target holds through DRA claims (the claim templates read as
   required resources) count for the cuda-checkpoint wrapper.
@@ -26,6 +27,7 @@ from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal
 from functions.kinds.checkpoint.checkpoint_api import DynamoCheckpointSpec
 from functions.kinds.checkpoint.checkpoint_gms import check_gms_spec, claim_template_requirements, dra_gpus, unprepared
+from functions.kinds.checkpoint.checkpoint_refs import GATE_OFF
 from functions.kinds.checkpoint.checkpoint_status import decide
 from functions.kube.checkpoint_ids import artifact_version, checkpoint_id
 from functions.kube.checkpoint_job import (
@@ -57,6 +59,8 @@ def dynamo_checkpoint(req: StepRequest) -> StepResponse:
         check_xr_spec(xr, SPEC_SCHEMA)
         xr = spec_with_pod_spec_defaults(xr, SPEC_SCHEMA)
         operator_config = read_operator_config(req.required.get(OPERATOR_CONFIG_REQUIREMENT, []))
+        if not operator_config.checkpoint.enabled:
+            raise SpecError(f"spec: {GATE_OFF}")
         claim = claimed_object(xr, "DynamoCheckpoint")
         spec = checkpoint_spec(xr)
         storage = operator_config.checkpoint.pvc_storage()
@@ -92,7 +96,6 @@ def dynamo_checkpoint(req: StepRequest) -> StepResponse:
     decision = decide(
         previous=xr.get("status") or {},
         job_name=name,
-        enabled=operator_config.checkpoint.enabled,
         job=job,
         snapshot=snapshot,
         pod_observed=pod is not None,

@@ -53,7 +53,14 @@ from functions.kube.admissible import check_names
 from functions.kube.deployment import base_model_annotation, kube_labels, render_deployment
 from functions.kube.failover import check_failover
 from functions.kube.gms_graph import check_gms, check_inter_pod, render_claim_templates
-from functions.kube.labels import GRAPH_NAME, RESTART_AT, SELECTOR, WORKER_HASH, discovery_labels
+from functions.kube.labels import (
+    GRAPH_NAME,
+    PROPAGATED_ANNOTATIONS,
+    RESTART_AT,
+    SELECTOR,
+    WORKER_HASH,
+    discovery_labels,
+)
 from functions.kube.lws import LWS_KIND, ROLE_LABEL, render_leaderworkersets
 from functions.kube.mesh import render_frontend_mesh
 from functions.kube.mpi_secret import needs_ssh_secret, ssh_secret, ssh_secret_requirement
@@ -88,6 +95,16 @@ def dcd_shape(spec: dict[str, Any]) -> str:
     return "v1alpha1"
 
 
+def propagated_annotations(annotations: dict[str, Any], component: Component) -> dict[str, str]:
+    """The annotations the DCD's pods read as the DGD's own (the origin version, the discovery backend and mode, the
+    vLLM executor, metrics): the DCD's metadata annotations, under those its spec carries, where a DGD puts them (the
+    pod template's, the v1alpha1 ``spec.annotations``), as upstream's DCD controller reads them."""
+    carried = {**(component.pod_template.get("metadata", {}).get("annotations") or {}), **component.annotations}
+    out = {k: v for k, v in annotations.items() if isinstance(v, str)}
+    out.update({k: v for k, v in carried.items() if k in PROPAGATED_ANNOTATIONS and isinstance(v, str)})
+    return out
+
+
 def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
     """The DCD as a one-component ``Graph``, and the DCD (claim) name; raises ``SpecError``."""
     obj = claimed_object(xr, "DynamoComponentDeployment")
@@ -117,7 +134,7 @@ def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
         shape=shape,
         components=(component,),
         backend_framework=backend,
-        metadata_annotations={k: v for k, v in annotations.items() if isinstance(v, str)},
+        metadata_annotations=propagated_annotations(annotations, component),
         worker_hash=str(labels[WORKER_HASH]) if labels.get(WORKER_HASH) else None,  # a DGD's worker DCD
         standalone_component=GRAPH_NAME not in labels,
     )

@@ -33,9 +33,12 @@ import hashlib
 import json
 from typing import Any
 
-from functions.api.graph import MAIN_CONTAINER, Component, Graph, json_copy, merge_envs, whole_numbers
+from functions.api.conversion import V1BETA1_TYPES, component_type, service_as_component
+from functions.api.graph import MAIN_CONTAINER, Component, Graph, SpecError, json_copy, merge_envs, whole_numbers
 from functions.api.normalise import COMPOSED_NAME_ANNOTATION, COMPOSED_NAMESPACE_ANNOTATION
+from functions.kube import backends
 from functions.kube.defaults import PLANNER_SERVICE_ACCOUNT, WORKER_TYPES
+from functions.kube.go_written import go_pod_spec
 from functions.kube.labels import (
     COMPONENT,
     COMPONENT_CLASS,
@@ -47,6 +50,7 @@ from functions.kube.labels import (
     WORKER_HASH,
     has_epp,
 )
+from functions.kube.mesh import EPP_CONFIG_API_VERSION, EPP_CONFIG_KIND
 from functions.kube.naming import component_path, component_resource_name, dynamo_namespace, nested_composite_name
 
 DCD_SYSTEM_LABELS = (COMPONENT, NAMESPACE, GRAPH_NAME)
@@ -156,6 +160,73 @@ def _main_container(containers: list[dict[str, Any]]) -> dict[str, Any]:
     return main
 
 
+def fits_v1beta1(service: dict[str, Any]) -> bool:
+    """Whether a v1alpha1 service loses nothing its component deployment renders from when written in the v1beta1
+    shape: a type v1beta1 has (or none), no ``subComponentType`` but the one it promotes to the type, no
+    ``ingress`` of its own. Its ``labels`` and ``annotations`` travel in the pod template."""
+    ctype, sub = component_type(service), service.get("subComponentType")
+    return (ctype is None or ctype in V1BETA1_TYPES) and (not sub or sub == ctype) and service.get("ingress") is None
+
+
+def generated_backend_framework(graph: Graph) -> str | None:
+    """Upstream ``backendFrameworkForGeneratedDCDs``, the ``backendFramework`` of every DCD of the graph: the DGD's
+    own, else the one backend its worker, prefill and decode components launch (``noop`` ones aside); raises
+    ``SpecError`` when they launch two."""
+    if graph.backend_framework:
+        return graph.backend_framework
+    found: str | None = None
+    for component in graph.components:
+        if not is_worker(component):
+            continue
+        main = next(c for c in component.pod_template["spec"]["containers"] if c.get("name") == MAIN_CONTAINER)
+        try:
+            backend = backends.resolve_backend(component.component_type, main, None)
+        except backends.BackendError as err:
+            raise SpecError(
+                f"spec.backendFramework: failed to determine backend framework for component {component.name}: {err}"
+            ) from None
+        if backend == backends.NOOP:
+            continue
+        if found is not None and backend != found:
+            raise SpecError(
+                "spec.backendFramework: multiple backend frameworks detected for generated "
+                f"DynamoComponentDeployments: {found} and {backend}"
+            )
+        found = backend
+    return found
+
+
+def operator_epp_config(config: dict[str, Any]) -> dict[str, Any]:
+    """An inline ``eppConfig.config`` as upstream's DCD holds it: rendering the EPP's ConfigMap stamps the config's
+    ``apiVersion`` and ``kind`` in place before the DCD copies it, and Go writes every plugin's ``name`` ("" when
+    unset)."""
+    out = {**config, "apiVersion": EPP_CONFIG_API_VERSION, "kind": EPP_CONFIG_KIND}
+    if isinstance(out.get("plugins"), list):
+        out["plugins"] = [{"name": "", **p} if isinstance(p, dict) else p for p in out["plugins"]]
+    return out
+
+
+def _v1alpha1_dcd_spec(
+    graph: Graph, component: Component, spec: dict[str, Any], labels: dict[str, str], annotations: dict[str, str]
+) -> dict[str, Any]:
+    """The v1alpha1 shape, for a service ``fits_v1beta1`` refuses: what upstream's ``generateSingleDCD`` added to a
+    v1alpha1 DCD, the propagated DGD annotations in ``spec.annotations``."""
+    spec["serviceName"] = component.name
+    spec["dynamoNamespace"] = dynamo_namespace(graph, component)
+    spec["labels"] = labels
+    if annotations:
+        spec["annotations"] = annotations
+    if graph.envs:
+        spec["envs"] = merge_envs(json_copy(list(graph.envs)), spec.get("envs") or [])
+    if component.component_type == "planner":
+        extra = spec.setdefault("extraPodSpec", {})
+        extra.setdefault("serviceAccountName", PLANNER_SERVICE_ACCOUNT)
+    if component.component_type == "epp":
+        pod_meta = spec.setdefault("extraPodMetadata", {})
+        pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), ISTIO_INJECT_ANNOTATION: "false"}
+    return whole_numbers(spec)
+
+
 def dcd_spec(
     graph: Graph,
     component: Component,
@@ -163,34 +234,27 @@ def dcd_spec(
     hash8: str,
     replicas: int,
     restart_at: str | None,
+    backend_framework: str | None = None,
 ) -> dict[str, Any]:
-    """The DCD spec for one component, in the shape the DGD was written in."""
-    spec = {k: json_copy(v) for k, v in raw.items() if k not in NOT_IN_DCD}
+    """The DCD spec for one component, as upstream's generated DCD reads at v1beta1 (a v1alpha1 service converted
+    as upstream's conversion does, ``service_as_component``); a v1alpha1 service ``fits_v1beta1`` refuses keeps
+    its own shape. ``backend_framework`` is ``generated_backend_framework``'s, or None to leave it out."""
+    alpha_shape = graph.shape == "v1alpha1" and not fits_v1beta1(raw)
+    source = service_as_component(component.name, raw) if graph.shape == "v1alpha1" and not alpha_shape else raw
+    spec = {k: json_copy(v) for k, v in source.items() if k not in NOT_IN_DCD}
     if component.multinode:
         spec["multinode"] = {"nodeCount": component.node_count}
     else:
         spec.pop("multinode", None)
-    if graph.backend_framework:
-        spec["backendFramework"] = graph.backend_framework
+    if backend_framework:
+        spec["backendFramework"] = backend_framework
     spec["replicas"] = replicas
     labels = spec_labels(graph, component, hash8)
     annotations = dcd_annotations(graph, component, restart_at)
-    envs = list(graph.envs)
-    if graph.shape == "v1alpha1":
-        spec["serviceName"] = component.name
-        spec["dynamoNamespace"] = dynamo_namespace(graph, component)
-        spec["labels"] = labels
-        if annotations:
-            spec["annotations"] = annotations
-        if envs:
-            spec["envs"] = merge_envs(json_copy(envs), spec.get("envs") or [])
-        if component.component_type == "planner":
-            extra = spec.setdefault("extraPodSpec", {})
-            extra.setdefault("serviceAccountName", PLANNER_SERVICE_ACCOUNT)
-        if component.component_type == "epp":
-            pod_meta = spec.setdefault("extraPodMetadata", {})
-            pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), ISTIO_INJECT_ANNOTATION: "false"}
-        return whole_numbers(spec)
+    if alpha_shape:
+        return _v1alpha1_dcd_spec(graph, component, spec, labels, annotations)
+    if isinstance((spec.get("eppConfig") or {}).get("config"), dict):
+        spec["eppConfig"] = {**spec["eppConfig"], "config": operator_epp_config(spec["eppConfig"]["config"])}
     template = spec.setdefault("podTemplate", {})
     metadata = template.setdefault("metadata", {})
     # The system labels live on the DCD itself (its step re-derives them on the pods); the pod template
@@ -208,10 +272,15 @@ def dcd_spec(
         metadata["annotations"] = dict(
             sorted({**(metadata.get("annotations") or {}), ISTIO_INJECT_ANNOTATION: "false"}.items())
         )
-    if envs:
+    if graph.envs:
         containers = template.setdefault("spec", {}).setdefault("containers", [])
         main = _main_container(containers)
-        main["env"] = merge_envs(json_copy(envs), main.get("env") or [])
+        main["env"] = merge_envs(json_copy(list(graph.envs)), main.get("env") or [])
+    if component.component_type == "planner":
+        # upstream sets it whatever the pod template says
+        template.setdefault("spec", {})["serviceAccountName"] = PLANNER_SERVICE_ACCOUNT
+    if "spec" in template:
+        template["spec"] = go_pod_spec(template["spec"], with_resources=False)  # as the operator writes it
     if not metadata:
         del template["metadata"]
     return whole_numbers(spec)
@@ -229,13 +298,11 @@ def render_component_deployment(graph: Graph, component: Component, hash8: str, 
         if xr_name != name
         else {}
     )
-    annotations = {
-        **identity,
-        **{k: v for k, v in graph.metadata_annotations.items() if k in PROPAGATED_ANNOTATIONS},
-    }
+    # No DGD annotation of its own: upstream carries the propagated ones (the origin version among them) in the
+    # spec, where the DCD's step reads them (functions.kinds.component.component_step.dcd_graph).
     metadata: dict[str, Any] = {"name": xr_name, "labels": dcd_labels(graph, component, hash8)}
-    if annotations:
-        metadata["annotations"] = dict(sorted(annotations.items()))
+    if identity:
+        metadata["annotations"] = dict(sorted(identity.items()))
     return {
         "apiVersion": DCD_API_VERSION,
         "kind": DCD_KIND if graph.namespaced else f"X{DCD_KIND}",

@@ -14,10 +14,11 @@ from typing import Any
 from functions.api.graph import Component, Graph, ResolvedCheckpoint, SpecError
 from functions.api.operator_config import OperatorConfig
 from functions.contract import StepRequest
-from functions.kinds.component.component_step import dcd_graph, render_component
+from functions.kinds.component.component_step import dcd_graph, dcd_shape, render_component
 from functions.kinds.graph.component_pathway import (
     dcd_resource_name,
     dcd_spec,
+    generated_backend_framework,
     render_component_deployment,
 )
 from functions.kinds.graph.dcd_restart import component_restart_status, dcd_restart_at
@@ -93,6 +94,15 @@ def with_checkpoint_ref(spec: dict[str, Any], shape: str, checkpoint: ResolvedCh
     return spec
 
 
+def kept_backend_framework(observed: dict[str, Any] | None, backend: str | None) -> str | None:
+    """The ``backendFramework`` a component's DCD gets: ``backend``, or what its observed DCD holds, which is
+    immutable (a DCD composed before the package set it keeps none)."""
+    if observed is None:
+        return backend
+    kept = (observed.get("spec") or {}).get("backendFramework")
+    return str(kept) if kept else None
+
+
 def current_dcds(graph: Graph, hash8: str, observed: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any] | None]:
     """Component name -> its observed DCD of the current worker hash (None when not created yet)."""
     return {c.name: observed.get(dcd_resource_name(c, hash8)) for c in graph.components}
@@ -127,6 +137,7 @@ def render_components(
     current = current_dcds(graph, hash8, observed)
     restart = component_restart_status(xr, graph, current, plan.in_progress)
     restart_id, targets = restart_targets(restart_request(xr), restart, (c.name for c in graph.components))
+    backend = generated_backend_framework(graph)
     desired: dict[str, dict[str, Any]] = {}
     for component in graph.components:
         restart_at = (
@@ -139,9 +150,12 @@ def render_components(
         if checkpoint is not None and checkpoint.waiting:
             # WaitForCheckpoint: no pods until the checkpoint is Ready (docs/upstream/checkpoint-gms-dgdr-model.md §1.6)
             replicas = 0
-        spec = dcd_spec(graph, component, raw.get(component.name, {}), hash8, replicas, restart_at)
+        spec = dcd_spec(
+            graph, component, raw.get(component.name, {}), hash8, replicas, restart_at,
+            kept_backend_framework(current[component.name], backend),
+        )  # fmt: skip
         if checkpoint is not None:
-            spec = with_checkpoint_ref(spec, graph.shape, checkpoint)
+            spec = with_checkpoint_ref(spec, dcd_shape(spec), checkpoint)
         desired[dcd_resource_name(component, hash8)] = render_component_deployment(graph, component, hash8, spec)
     warnings, nested = [], []
     for component in graph.components:

@@ -34,7 +34,8 @@ NO_ORIGIN = "none"
 
 
 def _stamped(obj: Mapping[str, Any] | None) -> str | None:
-    """The origin annotation on a PodCliqueSet's cliques or a component deployment's pod template."""
+    """The origin annotation on a PodCliqueSet's cliques, or a component deployment's pod template (its
+    ``spec.annotations`` in the v1alpha1 shape; its metadata before the package stopped stamping it there)."""
     if not obj:
         return None
     spec = obj.get("spec") or {}
@@ -42,6 +43,7 @@ def _stamped(obj: Mapping[str, Any] | None) -> str | None:
     candidates = [clique.get("annotations") or {} for clique in cliques]
     candidates.append((obj.get("metadata") or {}).get("annotations") or {})
     candidates.append(((spec.get("podTemplate") or {}).get("metadata") or {}).get("annotations") or {})
+    candidates.append(spec.get("annotations") if isinstance(spec.get("annotations"), dict) else {})
     for candidate in candidates:
         value = candidate.get(ORIGIN_VERSION_ANNOTATION)
         if isinstance(value, str) and value:

@@ -34,7 +34,9 @@ from functions.kinds.component.webhook_rules import (
     deprecation_condition,
     graph_main_images,
 )
-from functions.kinds.graph.component_pathway import DCD_KINDS, raw_components, worker_hash
+from functions.kinds.graph.adopted_worker_hash import STATUS_FIELD as ADOPTED_HASH_FIELD
+from functions.kinds.graph.adopted_worker_hash import graph_worker_hash
+from functions.kinds.graph.component_pathway import DCD_KINDS, raw_components
 from functions.kinds.graph.dcds import render_components
 from functions.kinds.graph.graph_checkpoints import STATUS_FIELD as CHECKPOINTS_STATUS
 from functions.kinds.graph.graph_checkpoints import resolve_checkpoints
@@ -240,8 +242,8 @@ def render_graph_deployment(req: StepRequest) -> StepResponse:
         )
         graph = with_origin_version(graph, origin)
         graph = with_adapter_replicas(graph, req.observed_resources)  # the adapters own their replicas
-        raw = raw_components(graph, claim.spec)
-        graph = dataclasses.replace(graph, worker_hash=worker_hash(graph, raw))
+        hash8, adopted_hash = graph_worker_hash(graph, claim.spec, req.observed_composite.get("status") or {})
+        graph = dataclasses.replace(graph, worker_hash=hash8)
         check_annotations(graph)
         check_costly_rules(req.observed_composite.get("spec") or {})
         pvcs, lookups = _storage(req, graph)
@@ -254,6 +256,8 @@ def render_graph_deployment(req: StepRequest) -> StepResponse:
         graph = dataclasses.replace(graph, checkpoints=checkpoints.resolved)
         lookups.update(checkpoints.requirements)
         status: dict[str, Any] = {STATUS_FIELD: origin}
+        if adopted_hash:
+            status[ADOPTED_HASH_FIELD] = adopted_hash
         if checkpoints.resolved:
             status[CHECKPOINTS_STATUS] = checkpoints.status()
         warnings: tuple[str, ...] = ()

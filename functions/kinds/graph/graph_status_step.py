@@ -33,7 +33,7 @@ from functions.contract import (
     StepResponse,
     fatal,
 )
-from functions.kinds.graph.component_pathway import raw_components, worker_hash
+from functions.kinds.graph.adopted_worker_hash import graph_worker_hash
 from functions.kinds.graph.dcd_restart import component_restart_status
 from functions.kinds.graph.dcd_status import (
     component_statuses_from_dcds,
@@ -140,7 +140,7 @@ def _desired_resources(desired: dict[str, dict[str, Any]], verdicts: list[Verdic
 def _component_pathway(req: StepRequest, graph: Graph) -> tuple[tuple[ComponentStatus, ...], RestartStatus | None]:
     """Per-component statuses and the next restart status from the DCDs the render step composed."""
     xr = req.observed_composite
-    hash8 = worker_hash(graph, raw_components(graph, claimed_object(xr, "DynamoGraphDeployment").spec))
+    hash8, _ = graph_worker_hash(graph, claimed_object(xr, "DynamoGraphDeployment").spec, xr.get("status") or {})
     components = component_statuses_from_dcds(graph, req.desired_resources, req.observed_resources, hash8)
     current = current_dcds(graph, hash8, req.observed_resources)
     rolling = rolling_update_phase(req.desired_composite) == IN_PROGRESS

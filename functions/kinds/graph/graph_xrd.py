@@ -8,6 +8,7 @@ from typing import Any
 
 from functions.api import v1alpha1, v1beta1
 from functions.api.fields import cel
+from functions.kinds.graph.adopted_worker_hash import STATUS_FIELD as ADOPTED_HASH_FIELD
 from functions.xrd.builder import GROUP, legacy_xrd
 from functions.xrd.kube_catalog import kube_catalog
 from functions.xrd.rules import add_webhook_rules
@@ -118,12 +119,19 @@ def dgd_status_schema(upstream_dir: Path | None = None) -> dict[str, Any]:
 # The XRDs carry no descriptions (their size counts against the API server's limits); docs/kinds/dgd.md,
 # "Origin version".
 ORIGIN_VERSION_STATUS = {"type": "string"}
+# The worker hash kept from the upstream operator for a graph that moved over (adopted_worker_hash.py): the hash,
+# and our own hash of the spec it is kept for. docs/migrate.md.
+ADOPTED_WORKER_HASH_STATUS = {
+    "type": "object",
+    "properties": {"hash": {"type": "string"}, "for": {"type": "string"}},
+}
 
 
 def dgd_xrd(upstream_dir: Path | None = None) -> dict[str, Any]:
     spec, _ = dgd_spec_schema(upstream_dir)
     status = dgd_status_schema(upstream_dir)
     status["properties"]["operatorOriginVersion"] = ORIGIN_VERSION_STATUS
+    status["properties"][ADOPTED_HASH_FIELD] = ADOPTED_WORKER_HASH_STATUS
     schema = {
         "openAPIV3Schema": {
             "type": "object",

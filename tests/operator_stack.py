@@ -22,15 +22,18 @@
    refuses to start unless conversion names a Service, which the API server cannot reach here.
 
 Grove is played, as in the package's stack (``controller_play``). The process is recorded by PID in the
-``ControlPlane`` and stopped with it.
+``ControlPlane`` and stopped with it; ``stop_operator``, ``uninstall_operator``, ``install_operator`` and
+``run_operator`` take it down and bring it back as a migration does.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import os
 import shutil
+import signal
 import subprocess
 import urllib.request
 from dataclasses import dataclass, field
@@ -44,7 +47,7 @@ from controlplane import APIError, ControlPlane, free_port, start_process, wait_
 from crossplane_core import apply, install_target_crds, port_open
 from crossplane_rbac import service_account_kubeconfig
 from pki import issue, make_ca
-from tooling import CRD_SETS, _missing, _tools_env, in_ci, shared_dir
+from tooling import CRD_SETS, _missing, _tools_env, shared_dir
 
 RELEASE = "dynamo"
 NAMESPACE = "dynamo-system"
@@ -66,6 +69,7 @@ WEBHOOK_CONFIGURATIONS = {
     "MutatingWebhookConfiguration": "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
 }
 START_SECONDS = 120.0
+PROCESS = "dynamo-operator"  # its name among the control plane's processes (and its log file's)
 # The APIs installed beside it: the package's (Grove, LWS, Istio, Inference Extension) and Volcano's, without which
 # it does not render LeaderWorkerSets (the package is told what is installed by its config instead).
 TARGET_CRDS = (*CRD_SETS, "volcano")
@@ -81,6 +85,17 @@ class OperatorStack:
     config: Obj
     version: str
     chart: list[Obj] = field(default_factory=list)  # what helm template rendered
+    directory: Path = Path()  # the built operator's chart/ and crds/
+    secret: dict[str, bytes] = field(default_factory=dict)  # the webhook-server-cert Secret's data
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    health_port: int = 0
+
+    @property
+    def webhook_service(self) -> dict[str, str]:
+        """The chart's webhook Service, as a webhook client config names it."""
+        (service,) = [s for s in _kind(self.chart, "Service") if "webhook" in s["metadata"]["name"]]
+        return {"name": service["metadata"]["name"], "namespace": NAMESPACE}
 
     def where(self) -> str:
         return self.cp.where()
@@ -270,61 +285,98 @@ def start_operator(cp: ControlPlane) -> OperatorStack:
     binary, directory, helm = require_operator()
     cert_dir, secret = _webhook_certs(cp.run_dir)
     chart = render_chart(helm, directory / "chart", secret["ca.crt"])
-    version = chart_version(chart)
-    ensure_namespace(cp.client, NAMESPACE)
-    (webhook_service,) = [s for s in _kind(chart, "Service") if "webhook" in s["metadata"]["name"]]
-    install_operator_crds(cp, directory, webhook_service["metadata"]["name"], version)
-    install_target_crds(cp, TARGET_CRDS)
-
     metrics, health, webhook = free_port(), free_port(), free_port()
-    base_url = f"https://127.0.0.1:{webhook}"
-    for obj in chart:
-        if obj["kind"] == "Deployment":
-            continue
-        if obj["kind"] in WEBHOOK_CONFIGURATIONS:
-            obj = with_url(obj, base_url)
-        collection = _collection(cp, obj)
-        if collection is None:
-            if in_ci() or obj["kind"] not in ("ServiceMonitor",):
-                raise RuntimeError(f"the chart renders {obj['kind']} {obj['metadata']['name']}, not served here")
-            continue
-        apply(cp, obj, collection)
-    apply(
-        cp,
-        {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": CERT_SECRET, "namespace": NAMESPACE},
-            "type": "kubernetes.io/tls",
-            "data": {k: base64.b64encode(v).decode() for k, v in secret.items()},
-        },
-        f"/api/v1/namespaces/{NAMESPACE}/secrets",
-    )
-
     config = loopback_config(operator_config(chart), metrics=metrics, health=health, webhook=webhook, cert_dir=cert_dir)
     config_path = cp.run_dir / "operator-config.yaml"
     config_path.write_text(yaml.safe_dump(config, sort_keys=False))
     argv, env = manager_command(chart, binary, config_path)
-    kubeconfig = service_account_kubeconfig(cp, manager_service_account(chart), namespace=NAMESPACE)
-    start_process(
-        cp,
-        "dynamo-operator",
-        _in_mount_namespace(argv, NAMESPACE),
-        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env, "KUBECONFIG": str(kubeconfig)},
+    stack = OperatorStack(
+        cp=cp,
+        webhook_url=f"https://127.0.0.1:{webhook}",
+        config=config,
+        version=chart_version(chart),
+        chart=chart,
+        directory=directory,
+        secret=secret,
+        argv=argv,
+        env=env,
+        health_port=health,
     )
-    wait_for(cp, "dynamo-operator", lambda: port_open(f"127.0.0.1:{webhook}"), seconds=START_SECONDS)
-    conversion_to(cp, url=base_url)
+    install_operator(stack)
+    install_target_crds(cp, TARGET_CRDS)
+    run_operator(stack)
+    return stack
+
+
+def install_operator(stack: OperatorStack) -> None:
+    """What ``helm install`` of the chart creates (but the Deployment), the webhook Secret and the operator's CRDs."""
+    cp = stack.cp
+    ensure_namespace(cp.client, NAMESPACE)
+    install_operator_crds(cp, stack.directory, stack.webhook_service["name"], stack.version)
+    for obj in stack.chart:
+        if obj["kind"] == "Deployment":
+            continue
+        if obj["kind"] in WEBHOOK_CONFIGURATIONS:
+            obj = with_url(obj, stack.webhook_url)
+        collection = _collection(cp, obj)
+        if collection is None:
+            raise RuntimeError(f"the chart renders {obj['kind']} {obj['metadata']['name']}, not served here")
+        apply(cp, obj, collection)
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": CERT_SECRET, "namespace": NAMESPACE},
+        "type": "kubernetes.io/tls",
+        "data": {k: base64.b64encode(v).decode() for k, v in stack.secret.items()},
+    }
+    apply(cp, secret, f"/api/v1/namespaces/{NAMESPACE}/secrets")
+
+
+def run_operator(stack: OperatorStack) -> None:
+    """Start ``manager`` as its ServiceAccount; once it listens, point conversion at it and wait until it is ready."""
+    cp = stack.cp
+    kubeconfig = service_account_kubeconfig(cp, manager_service_account(stack.chart), namespace=NAMESPACE)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **stack.env, "KUBECONFIG": str(kubeconfig)}
+    start_process(cp, PROCESS, _in_mount_namespace(stack.argv, NAMESPACE), env=env)
+    port = stack.webhook_url.rsplit(":", 1)[1]
+    wait_for(cp, PROCESS, lambda: port_open(f"127.0.0.1:{port}"), seconds=START_SECONDS)
+    conversion_to(cp, url=stack.webhook_url)
     wait_for(
         cp,
-        "dynamo-operator",
-        lambda: urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=1).status == 200,
+        PROCESS,
+        lambda: urllib.request.urlopen(f"http://127.0.0.1:{stack.health_port}/readyz", timeout=1).status == 200,
     )
     # Conversion through the operator: the API server answers a v1alpha1 list only through its webhook.
     until(
         "DGDs listed as v1alpha1 through the operator's conversion webhook",
         lambda: cp.client.get(resource_path("nvidia.com", "v1alpha1", "dynamographdeployments")) is not None,
     )
-    return OperatorStack(cp=cp, webhook_url=base_url, config=config, version=version, chart=chart)
+
+
+def stop_operator(stack: OperatorStack) -> None:
+    """Stop the manager by its PID, as scaling its Deployment to zero would, and point conversion back at the
+    chart's Service (what the operator checks for when it starts again)."""
+    cp = stack.cp
+    proc = next(p for p in cp.procs if p.pid == cp.pids[PROCESS])
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+    with contextlib.suppress(APIError):  # the CRDs may be gone already
+        conversion_to(cp, url=None, service={**stack.webhook_service, "path": "/convert"})
+
+
+def uninstall_operator(stack: OperatorStack) -> None:
+    """What ``helm uninstall`` of the chart removes: every object it rendered (the operator stopped first)."""
+    cp = stack.cp
+    for obj in stack.chart:
+        collection = _collection(cp, obj)
+        if obj["kind"] != "Deployment" and collection is not None:
+            with contextlib.suppress(APIError):
+                cp.client.delete(f"{collection}/{obj['metadata']['name']}")
 
 
 def manager_service_account(chart: list[Obj]) -> str:

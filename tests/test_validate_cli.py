@@ -141,8 +141,9 @@ def test_every_violation_is_printed_with_field_path_and_rule(tmp_path: Path) -> 
     proc = validate(str(bad))
     assert proc.returncode == 1
     assert "spec.services.a.replicas: should be greater than or equal to 0 (minimum)" in proc.stdout
-    assert "spec.services.a.volumeMounts[0]: mountPoint is required unless useAsCompilationCache is set (cel:" in (
-        proc.stdout
+    assert (
+        "spec.services.a.volumeMounts[0].mountPoint: mountPoint is required unless useAsCompilationCache is set (cel:"
+        in proc.stdout
     )
     assert "metadata.annotations[nvidia.com/dynamo-kube-discovery-mode]: must be pod or container" in proc.stdout
     assert "0 valid, 3 invalid, 1 other documents skipped" in proc.stdout

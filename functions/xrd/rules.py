@@ -16,7 +16,7 @@ need where upstream's schema has none. Uniqueness of ``restart.strategy.order`` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from functions.xrd.kube_catalog import node_at
@@ -38,9 +38,13 @@ class Rule:
     at: tuple[str, ...]
     rule: str
     message: str
+    field_path: str = ""  # the field the refusal names (CEL fieldPath, relative to ``at``); "" names ``at`` itself
 
     def as_validation(self) -> dict[str, str]:
-        return {"rule": self.rule, "message": self.message}
+        out = {"rule": self.rule, "message": self.message}
+        if self.field_path:
+            out["fieldPath"] = self.field_path
+        return out
 
 
 def _order_guard(body: str) -> str:
@@ -146,8 +150,12 @@ RULES: tuple[Rule, ...] = (
     Rule("checkpoint-with-interpod-gms-component", COMPONENT_EXPERIMENTAL,
          f"!({CHECKPOINT_ON}) || !has(self.gpuMemoryService) || self.gpuMemoryService.mode != 'InterPod'",
          WITH_INTERPOD_GMS),
-    Rule("volume-mount-point", VOLUME_MOUNT, "self.useAsCompilationCache || has(self.mountPoint)",
-         "mountPoint is required unless useAsCompilationCache is set"),
+    Rule("volume-mount-point", VOLUME_MOUNT,
+         "self.useAsCompilationCache || (has(self.mountPoint) && size(self.mountPoint) != 0)",
+         "mountPoint is required unless useAsCompilationCache is set", ".mountPoint"),
+    # An empty name: upstream's conversion drops it (omitempty), then its schema requires one.
+    Rule("volume-mount-name", VOLUME_MOUNT, "size(self.name) != 0", "name is required", ".name"),
+    Rule("pvc-name", PVC, "size(self.name) != 0", "name is required", ".name"),
     Rule("epp-component-single-node", COMPONENT, "!has(self.type) || self.type != 'epp' || !has(self.multinode)",
          "an epp component cannot be multinode"),
     Rule("epp-component-one-replica", COMPONENT,
@@ -241,7 +249,7 @@ DCD_SPEC_RULES = ("backend-framework-immutable",)
 
 def dcd_rules() -> list[Rule]:
     """The DGD rules that apply to a DynamoComponentDeployment spec, moved to where they sit in its schema."""
-    out = [Rule(r.id, DCD_RULE_PLACES[r.at], r.rule, r.message) for r in RULES if r.at in DCD_RULE_PLACES]
+    out = [replace(r, at=DCD_RULE_PLACES[r.at]) for r in RULES if r.at in DCD_RULE_PLACES]
     return [*out, *(r for r in RULES if r.id in DCD_SPEC_RULES)]
 
 

@@ -91,6 +91,22 @@ def check_service_sidecar(service: Any, path: str) -> None:
         )
 
 
+def check_main_mount_paths(component: dict[str, Any], path: str) -> None:
+    """v1beta1: upstream's webhook also checks a component as v1alpha1 (its conversion lifts the main container's
+    mounts into ``volumeMounts``, whose ``mountPoint`` must be set), so a main container mount needs a
+    ``mountPath`` that is not empty (upstream names ``spec.services.<name>.volumeMounts[j].mountPoint``)."""
+    template = component.get("podTemplate")
+    pod_spec = template.get("spec") if isinstance(template, dict) else None
+    containers = pod_spec.get("containers") if isinstance(pod_spec, dict) else None
+    for k, container in enumerate(containers if isinstance(containers, list) else []):
+        if not isinstance(container, dict) or container.get("name") != "main":
+            continue
+        mounts = container.get("volumeMounts")
+        for j, mount in enumerate(mounts if isinstance(mounts, list) else []):
+            if isinstance(mount, dict) and mount.get("mountPath") == "":
+                raise SpecError(f"{path}.podTemplate.spec.containers[{k}].volumeMounts[{j}].mountPath: is required")
+
+
 def check_costly_rules(spec: dict[str, Any]) -> None:
     """Upstream's webhook rules on the spec whose CEL exceeds the API server's cost budget, as a Fatal."""
     services = spec.get("services")
@@ -112,6 +128,7 @@ def check_costly_rules(spec: dict[str, Any]) -> None:
         size = _quantity(component.get("sharedMemorySize"))
         if size is not None and size < 0:
             raise SpecError(f"spec.components[{i}].sharedMemorySize: must not be negative")
+        check_main_mount_paths(component, f"spec.components[{i}]")
     pvcs = spec.get("pvcs")
     for i, pvc in enumerate(pvcs if isinstance(pvcs, list) else []):
         if isinstance(pvc, dict) and pvc.get("create") is True:

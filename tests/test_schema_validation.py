@@ -99,6 +99,26 @@ def test_bad_claims_are_rejected_by_the_derived_crd(
     assert any(fragment in str(v) for v in violations), violations
 
 
+@pytest.mark.parametrize(("size", "admitted"), [(7, True), ("8Gi", True), (0, False), ("0", False), (-1, False)])
+def test_an_integer_shared_memory_size_is_a_quantity(
+    size: Any, admitted: bool, derived_crds: dict[str, dict[str, Any]]
+) -> None:
+    """The int-or-string size may be an integer: upstream's webhook re-encodes it as a string ("7") before its
+    CRD's rule reads it as a quantity, so an integer above 0 is admitted and 0 or below refused."""
+    claim = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {"services": {"a": {"sharedMemory": {"size": size}}}},
+    }
+    violations = validate_object(claim, derived_crds["DynamoGraphDeployment"])
+    assert (violations == []) is admitted, violations
+    if not admitted:
+        assert [(v.path, v.message) for v in violations] == [
+            ("spec.services.a.sharedMemory", "size is required when disabled is false")
+        ]
+
+
 ALPHA, BETA = {"services": {"a": {}}}, {"components": [{"name": "a"}]}
 
 

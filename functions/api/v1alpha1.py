@@ -168,9 +168,11 @@ class ScalingAdapter(DynamoModel):
 class SharedMemory(DynamoModel):
     model_config = schema_config(
         x_kubernetes_validations=[
+            # upstream's rule reads the size as its webhook re-encodes it, always a string: an integer size
+            # (the schema's int-or-string allows one) is compared as a number
             cel(
-                "(has(self.disabled) && self.disabled) || "
-                "(has(self.size) && quantity(self.size).isGreaterThan(quantity('0')))",
+                "(has(self.disabled) && self.disabled) || (has(self.size) && (type(self.size) == int "
+                "? int(self.size) > 0 : quantity(self.size).isGreaterThan(quantity('0'))))",
                 "size is required when disabled is false",
             )
         ]

@@ -635,6 +635,27 @@ def test_a_v1alpha1_request_is_converted_to_the_hub_as_upstream_converts_it() ->
     assert flow.status["state"] == "Pending" and flow.status["backend"] == "trtllm"
 
 
+@pytest.mark.parametrize(
+    ("overrides", "image"),
+    [
+        ({}, "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.5.0"),  # the operator version's, as upstream defaults it
+        ({"workersImage": "nvcr.io/x/trtllm-runtime:1.4.0"}, "nvcr.io/x/trtllm-runtime:1.4.0"),
+    ],
+    ids=["default", "workers-image"],
+)
+def test_a_v1alpha1_request_without_a_profiler_image_is_admitted(overrides: Obj, image: str) -> None:
+    """Upstream's v1alpha1 schema requires profilerImage, but its defaulting webhook fills the hub's image first
+    (the converted workersImage, else its default profiler image), so the request is admitted."""
+    spec = {"model": "Qwen/Qwen3-0.6B", "backend": "vllm", "profilingConfig": {}, "enableGpuDiscovery": True}
+    if overrides:
+        spec["deploymentOverrides"] = overrides
+    claim = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeploymentRequest",
+             "metadata": {"name": "qwen", "namespace": NS}, "spec": spec}  # fmt: skip
+    xr = admitted_xr(claim, NS, "Strict")  # the API server's admission: schema, CEL, defaults
+    out = reconcile(xr, [], [gpu_node("n", "NVIDIA-H100", 8, 81559)])
+    assert profiler_config(composed(out, "Job"))["image"] == image
+
+
 def test_a_v1alpha1_request_reports_v1alpha1_status_beside_the_hubs() -> None:
     spec = {k: v for k, v in ALPHA_SPEC.items() if k != "enableGpuDiscovery"}
     spec["profilingConfig"] = {"profilerImage": "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.4.0"}

@@ -146,7 +146,7 @@ class ProfilingConfig(DynamoModel):
     configMapRef: ConfigMapKeySelector | None = None
     nodeSelector: dict[str, str] | None = None
     outputPVC: str | None = None
-    profilerImage: str
+    profilerImage: str | None = None  # upstream's CRD requires it, but its defaulting webhook fills it first
     resources: ResourceRequirements | None = None
     tolerations: list[Toleration] | None = None
 

@@ -93,7 +93,7 @@ def hub_from_v1alpha1(spec: DynamoGraphDeploymentRequestSpecV1alpha1) -> HubSpec
     if spec.useMocker:
         hub["features"] = {"mocker": {"enabled": True}}
     profiling = spec.profilingConfig
-    # deploymentOverrides.workersImage, then profilerImage over it (profilerImage is required, so it wins)
+    # deploymentOverrides.workersImage, then profilerImage over it; neither: the default image (request_step)
     hub["image"] = profiling.profilerImage or (
         spec.deploymentOverrides.workersImage if spec.deploymentOverrides else None
     )

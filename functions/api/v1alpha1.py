@@ -165,18 +165,17 @@ class ScalingAdapter(DynamoModel):
     enabled: bool = False
 
 
+# Upstream's rule reads the size as its webhook re-encodes it, always a string: an integer size (the schema's
+# int-or-string allows one) is compared as a number, where upstream's rule text would find no quantity() of it.
+SHARED_MEMORY_RULE = cel(
+    "(has(self.disabled) && self.disabled) || (has(self.size) && (type(self.size) == int "
+    "? int(self.size) > 0 : quantity(self.size).isGreaterThan(quantity('0'))))",
+    "size is required when disabled is false",
+)
+
+
 class SharedMemory(DynamoModel):
-    model_config = schema_config(
-        x_kubernetes_validations=[
-            # upstream's rule reads the size as its webhook re-encodes it, always a string: an integer size
-            # (the schema's int-or-string allows one) is compared as a number
-            cel(
-                "(has(self.disabled) && self.disabled) || (has(self.size) && (type(self.size) == int "
-                "? int(self.size) > 0 : quantity(self.size).isGreaterThan(quantity('0'))))",
-                "size is required when disabled is false",
-            )
-        ]
-    )
+    model_config = schema_config(x_kubernetes_validations=[SHARED_MEMORY_RULE])
     disabled: bool | None = None
     size: Quantity | None = None
 

@@ -8,9 +8,12 @@ import pytest
 
 from functions.api.normalise import graph_from_xr
 from functions.api.operator_config import OperatorConfig
-from functions.kinds.graph.graph_render_step import render_graph
+from functions.contract import StepRequest
+from functions.kinds.graph.graph_render_step import render_graph, render_graph_deployment
 from functions.kube.grove import go_duration
 from functions.tooling.manifests import claim_to_xr
+
+EPP_CONFIG = {"configMapRef": {"name": "epp", "key": "cfg.yaml"}}
 
 
 def render(spec: dict[str, Any], api: str = "nvidia.com/v1alpha1", **meta: Any) -> dict[str, dict[str, Any]]:
@@ -229,22 +232,23 @@ def test_model_ref_adds_the_hash_label_and_one_headless_service_per_model() -> N
     )
 
 
-def test_an_epp_without_eppconfig_is_the_native_rust_epp() -> None:
-    """Upstream HEAD component_epp.go: no flags (the image's entrypoint), HOME pinned to the frontend image's and
-    the model-config cache mounted under it; no config file."""
-    spec = pod(render({"components": [{"name": "Epp", "type": "epp"}]}, "nvidia.com/v1beta1"), "epp")
-    assert spec["serviceAccountName"] == "epp-serviceaccount"
-    assert spec["terminationGracePeriodSeconds"] == 130
-    main = container(spec)
-    assert "command" not in main and "args" not in main  # empty lists, which Go's JSON leaves out
-    assert {"name": "HOME", "value": "/home/dynamo"} in main["env"]
-    assert {"name": "hf-cache", "mountPath": "/home/dynamo/.cache"} in main["volumeMounts"]
-    assert [p["containerPort"] for p in main["ports"]] == [9002, 9003, 9090]
-    assert main["startupProbe"]["grpc"] == {"port": 9003, "service": "inference-extension"}
-    assert {v["name"] for v in spec["volumes"]} == {"hf-cache", "shared-memory"}
+def test_an_epp_without_eppconfig_is_refused_naming_it() -> None:
+    """Upstream's webhook requires an eppConfig of an EPP (at the reference commit its only launch reads the config
+    file); the XRD's CEL refuses one without, and the render step refuses a graph stored before that rule."""
+    claim = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {"components": [{"name": "Epp", "type": "epp"}]},
+    }
+    response = render_graph_deployment(StepRequest(input={}, observed_composite=claim_to_xr(claim)))
+    assert [(r.severity, r.message) for r in response.results] == [
+        ("fatal", "spec.components[0].eppConfig: an epp component needs eppConfig")
+    ]
+    assert response.desired_resources == {}
 
 
-def test_an_epp_with_eppconfig_keeps_the_go_epps_launch() -> None:
+def test_an_epp_runs_upstreams_go_epp_launch() -> None:
     components = [{"name": "Epp", "type": "epp", "eppConfig": {"configMapRef": {"name": "mine", "key": "cfg.yaml"}}}]
     spec = pod(render({"components": components}, "nvidia.com/v1beta1"), "epp")
     main = container(spec)
@@ -253,11 +257,11 @@ def test_an_epp_with_eppconfig_keeps_the_go_epps_launch() -> None:
         "--pool-name", "g-pool", "--pool-namespace", "ns", "--pool-group", "inference.networking.k8s.io",
         "-v", "4", "--zap-encoder", "json", "--grpc-port", "9002", "--grpc-health-port", "9003",
         "--config-file", "/etc/epp/epp-config-dynamo.yaml",
-    ]  # upstream HEAD's legacy Go EPP launch (component_epp.go)  # fmt: skip
-    assert "HOME" not in {e["name"] for e in main["env"]}
+    ]  # upstream's EPP launch (component_epp.go)  # fmt: skip
+    assert "HOME" not in {e["name"] for e in main["env"]}  # the image's
     assert main["volumeMounts"] == [
         {"name": "epp-config", "mountPath": "/etc/epp", "readOnly": True},
-        {"name": "hf-cache", "mountPath": "/home/nonroot/.cache"},  # upstream's model-config cache for the Go EPP
+        {"name": "hf-cache", "mountPath": "/home/nonroot/.cache"},  # upstream's model-config cache
         {"name": "shared-memory", "mountPath": "/dev/shm"},
     ]
     config, cache = (v for v in spec["volumes"] if v["name"] in ("epp-config", "hf-cache"))
@@ -324,9 +328,13 @@ MULTINODE_VLLM = {
             ("containers", "main", "env", "LD_LIBRARY_PATH"),
             {"name": "LD_LIBRARY_PATH"},
         ),
-        # the native EPP's empty command and args: left out, as Go's omitempty does
-        ({"services": {"E": {"componentType": "epp"}}}, "e", ("containers", "main", "command"), None),
-        ({"services": {"E": {"componentType": "epp"}}}, "e", ("containers", "main", "args"), None),
+        # the EPP's empty command: left out, as Go's omitempty does
+        (
+            {"services": {"E": {"componentType": "epp", "eppConfig": EPP_CONFIG}}},
+            "e",
+            ("containers", "main", "command"),
+            None,
+        ),
         # an init container's resources: Go writes the struct, {} when nothing is set
         (
             {"services": {"W": MULTINODE_VLLM}},
@@ -335,7 +343,7 @@ MULTINODE_VLLM = {
             {},
         ),
     ],
-    ids=["empty-default-env", "empty-user-env", "empty-command", "empty-args", "init-container-resources"],
+    ids=["empty-default-env", "empty-user-env", "empty-command", "init-container-resources"],
 )
 def test_clique_containers_are_written_as_upstreams_go_structs_write_them(
     spec: dict[str, Any], clique: str, where: tuple[str, ...], written: Any

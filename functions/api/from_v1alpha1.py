@@ -202,7 +202,6 @@ def component_from_service(key: str, service: v1alpha1.Service) -> Component:
         ingress=ingress_spec(service.ingress),
         epp_config=epp_config,
         epp_config_ref=epp_config_ref,
-        legacy_epp=service.eppConfig is not None,
         scaling_adapter=bool(service.scalingAdapter and service.scalingAdapter.enabled),
         checkpoint=checkpoint_config(service.checkpoint, f"spec.services.{key}.checkpoint"),
         gms=gms,

@@ -67,7 +67,6 @@ def component_from_v1beta1(component: v1beta1.Component, index: int = 0) -> Comp
         global_namespace=bool(component.globalDynamoNamespace),
         epp_config=epp_config,
         epp_config_ref=epp_config_ref,
-        legacy_epp=component.eppConfig is not None,
         scaling_adapter=component.scalingAdapter is not None,
         checkpoint=checkpoint_config(
             experimental.checkpoint if experimental else None, f"spec.components[{index}].experimental.checkpoint"

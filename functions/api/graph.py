@@ -194,7 +194,6 @@ class Component:
     ingress: IngressSpec | None = None  # v1alpha1 only; None: the platform's default ingress
     epp_config: dict[str, Any] | None = None  # eppConfig.config (an EndpointPickerConfig), JSON
     epp_config_ref: ConfigMapKey | None = None  # eppConfig.configMapRef
-    legacy_epp: bool = False  # an eppConfig is present: the Go EPP's launch, else the native Rust EPP's
     scaling_adapter: bool = False  # a DynamoGraphDeploymentScalingAdapter owns the replicas (see render.scaling)
     checkpoint: CheckpointConfig | None = None  # None: no block, or ``enabled: false``
     gms: GMSConfig | None = None  # None: no GPU memory service

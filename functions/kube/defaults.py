@@ -72,9 +72,8 @@ def common_env(
     return env
 
 
-NATIVE_EPP_HOME = "/home/dynamo"  # the frontend image's HOME, where the native EPP ships
 HF_CACHE_VOLUME = "hf-cache"  # the EPP's model-config download cache, an emptyDir
-GO_EPP_CACHE = "/home/nonroot/.cache"  # where upstream mounts it for the Go EPP
+EPP_CACHE = "/home/nonroot/.cache"  # where upstream mounts it
 
 
 def epp_args(graph_name: str, namespace: str) -> list[str]:
@@ -92,9 +91,7 @@ def epp_args(graph_name: str, namespace: str) -> list[str]:
     return [part for flag, value in flags.items() for part in (flag, value)]
 
 
-def type_container(
-    component_type: str | None, dynamo_namespace: str, graph_name: str, namespace: str, legacy_epp: bool = False
-) -> dict:
+def type_container(component_type: str | None, dynamo_namespace: str, graph_name: str, namespace: str) -> dict:
     """The type-specific part of container ``main``: command/args, ports, probes and env."""
     if component_type == "frontend":
         return {
@@ -138,17 +135,16 @@ def type_container(
             ],
         }
     if component_type == "epp":
-        return epp_container(dynamo_namespace, graph_name, namespace, legacy_epp)
+        return epp_container(dynamo_namespace, graph_name, namespace)
     return {}
 
 
-def epp_container(dynamo_namespace: str, graph_name: str, namespace: str, legacy: bool) -> dict[str, Any]:
-    """Upstream HEAD's two EPP launches: with an ``eppConfig`` the Go EPP (its flags, the config file and the
-    model-config cache under the nonroot user's home), without one the native Rust EPP (no flags, the image's
-    entrypoint; ``HOME`` pinned to the frontend image's and the model-config cache mounted under it)."""
-    container: dict[str, Any] = {
+def epp_container(dynamo_namespace: str, graph_name: str, namespace: str) -> dict[str, Any]:
+    """Upstream's EPP launch (component_epp.go): its flags, the config file and the model-config cache under the
+    nonroot user's home. Every EPP has an ``eppConfig`` (upstream's webhook requires one)."""
+    return {
         "command": [],
-        "args": epp_args(graph_name, namespace) if legacy else [],
+        "args": epp_args(graph_name, namespace),
         "ports": [
             _port("grpc", EPP_GRPC_PORT),
             _port("grpc-health", EPP_HEALTH_PORT),
@@ -163,25 +159,18 @@ def epp_container(dynamo_namespace: str, graph_name: str, namespace: str, legacy
             _env("DYN_ENFORCE_DISAGG", "false"),
             _env("DYN_NAMESPACE_PREFIX", dynamo_namespace),
         ],
-    }
-    if legacy:
-        container["volumeMounts"] = [
+        "volumeMounts": [
             {"name": "epp-config", "mountPath": "/etc/epp", "readOnly": True},
-            {"name": HF_CACHE_VOLUME, "mountPath": GO_EPP_CACHE},
-        ]
-    else:
-        container["env"].append(_env("HOME", NATIVE_EPP_HOME))
-        container["volumeMounts"] = [{"name": HF_CACHE_VOLUME, "mountPath": f"{NATIVE_EPP_HOME}/.cache"}]
-    return container
+            {"name": HF_CACHE_VOLUME, "mountPath": EPP_CACHE},
+        ],
+    }
 
 
 def epp_config_map_name(graph_name: str) -> str:
     return f"{graph_name}-epp-config"
 
 
-def type_pod(
-    component_type: str | None, graph_name: str, epp_config_ref: ConfigMapKey | None = None, legacy_epp: bool = False
-) -> dict[str, Any]:
+def type_pod(component_type: str | None, graph_name: str, epp_config_ref: ConfigMapKey | None = None) -> dict[str, Any]:
     """Pod-level defaults: the common ones plus the type's service account, grace period and volumes.
 
     The EPP reads its config from the ConfigMap the function composes, or from the user's
@@ -194,10 +183,7 @@ def type_pod(
     elif component_type == "epp":
         pod["serviceAccountName"] = EPP_SERVICE_ACCOUNT
         pod["terminationGracePeriodSeconds"] = 130
-        cache = {"name": HF_CACHE_VOLUME, "emptyDir": {}}  # the model-config cache, for either EPP
-        if not legacy_epp:  # the native EPP reads no config file
-            pod["volumes"] = [cache]
-            return pod
+        cache = {"name": HF_CACHE_VOLUME, "emptyDir": {}}  # the model-config cache
         config_map = epp_config_ref.name if epp_config_ref else epp_config_map_name(graph_name)
         key = (epp_config_ref.key if epp_config_ref else "") or EPP_CONFIG_KEY
         pod["volumes"] = [

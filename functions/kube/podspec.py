@@ -77,7 +77,7 @@ def _infrastructure_env(operator_config: OperatorConfig) -> list[dict[str, Any]]
 def _main_container(ctx: PodContext, component: Component, user_main: dict[str, Any]) -> dict[str, Any]:
     graph = ctx.graph
     dyn_ns = dynamo_namespace(graph, component)
-    typed = type_container(component.component_type, dyn_ns, graph.name, graph.namespace, component.legacy_epp)
+    typed = type_container(component.component_type, dyn_ns, graph.name, graph.namespace)
     defaults = common_env(
         component.component_type, dyn_ns, graph.name, graph.namespace, ctx.discovery_backend, ctx.container_discovery
     )
@@ -192,7 +192,7 @@ def render_pod_spec(ctx: PodContext, component: Component, *, pvc_volumes: bool 
     _compilation_cache(ctx, component, main)
     sidecar_mounts = json_copy(main.get("volumeMounts") or [])  # before shared memory and the backend's
 
-    pod = type_pod(component.component_type, ctx.graph.name, component.epp_config_ref, component.legacy_epp)
+    pod = type_pod(component.component_type, ctx.graph.name, component.epp_config_ref)
     # The user's pod-level fields override the defaults when set (lists are replaced, not merged).
     pod.update({k: v for k, v in user_spec.items() if _non_empty(v)})
     if "securityContext" not in user_spec:

@@ -135,7 +135,7 @@ RULES: tuple[Rule, ...] = (
     Rule("epp-service-config", SERVICE,
          "!has(self.componentType) || self.componentType != 'epp' || "
          "(has(self.eppConfig) && has(self.eppConfig.configMapRef) != has(self.eppConfig.config))",
-         "an epp component needs eppConfig with exactly one of configMapRef or config"),
+         "an epp component needs eppConfig with exactly one of configMapRef or config", ".eppConfig"),
     Rule("epp-config-map-name", SERVICE,
          "!has(self.eppConfig) || !has(self.eppConfig.configMapRef) || self.eppConfig.configMapRef.name != ''",
          "eppConfig.configMapRef.name is required"),
@@ -161,6 +161,8 @@ RULES: tuple[Rule, ...] = (
     Rule("epp-component-one-replica", COMPONENT,
          "!has(self.type) || self.type != 'epp' || !has(self.replicas) || self.replicas == 1",
          "an epp component runs exactly one replica"),
+    Rule("epp-component-config", COMPONENT, "!has(self.type) || self.type != 'epp' || has(self.eppConfig)",
+         "an epp component needs eppConfig", ".eppConfig"),
     # --- update only: transition rules (they compare with oldSelf) --------------------------------
     Rule("backend-framework-immutable", SPEC, _same("oldSelf.backendFramework", "self.backendFramework"),
          "spec.backendFramework is immutable"),
@@ -237,10 +239,11 @@ def add_webhook_rules(spec: dict[str, Any]) -> None:
         node["x-kubernetes-validations"] = [*node.get("x-kubernetes-validations", []), rule.as_validation()]
 
 
-# A DCD spec is one service (docs/upstream/operator.md §5.3): the shared validator's per-service rules apply at
-# its root, and its backendFramework is immutable as the DGD's.
+# A DCD spec is one service or component (docs/upstream/operator.md §5.3): the shared validator's per-component
+# rules apply at its root, and its backendFramework is immutable as the DGD's.
 DCD_RULE_PLACES: dict[tuple[str, ...], tuple[str, ...]] = {
     SERVICE: SPEC,
+    COMPONENT: SPEC,
     VOLUME_MOUNT: ("volumeMounts", "[]"),
     COMPONENT_EXPERIMENTAL: ("experimental",),
 }

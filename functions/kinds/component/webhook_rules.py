@@ -107,6 +107,14 @@ def check_main_mount_paths(component: dict[str, Any], path: str) -> None:
                 raise SpecError(f"{path}.podTemplate.spec.containers[{k}].volumeMounts[{j}].mountPath: is required")
 
 
+def check_epp_config(component: dict[str, Any], path: str) -> None:
+    """v1beta1: an EPP component needs an ``eppConfig``. The XRD's CEL refuses one without (epp-component-config);
+    this refuses a graph the API server stored before that rule (rendered then with a launch upstream does not
+    have at the reference commit) rather than compose an EPP without its config."""
+    if component.get("type") == "epp" and component.get("eppConfig") is None:
+        raise SpecError(f"{path}.eppConfig: an epp component needs eppConfig")
+
+
 def check_costly_rules(spec: dict[str, Any]) -> None:
     """Upstream's webhook rules on the spec whose CEL exceeds the API server's cost budget, as a Fatal."""
     services = spec.get("services")
@@ -129,6 +137,7 @@ def check_costly_rules(spec: dict[str, Any]) -> None:
         if size is not None and size < 0:
             raise SpecError(f"spec.components[{i}].sharedMemorySize: must not be negative")
         check_main_mount_paths(component, f"spec.components[{i}]")
+        check_epp_config(component, f"spec.components[{i}]")
     pvcs = spec.get("pvcs")
     for i, pvc in enumerate(pvcs if isinstance(pvcs, list) else []):
         if isinstance(pvc, dict) and pvc.get("create") is True:

@@ -44,7 +44,8 @@ def as_the_operator_admits(node: Any) -> Any:
     where its webhooks act before its schema does:
 
     - the shared memory rule reads an integer size too (the operator's webhook re-encodes it as a string);
-    - a v1alpha1 DGDR's ``profilingConfig.profilerImage`` is not required (its defaulting webhook fills it)."""
+    - a v1alpha1 DGDR's ``profilingConfig.profilerImage`` is not required (its defaulting webhook fills it);
+    - an EPP scheduling profile's plugin requires its ``weight`` (its webhooks write an absent one as null)."""
     if isinstance(node, list):
         return [as_the_operator_admits(v) for v in node]
     if not isinstance(node, dict):
@@ -54,6 +55,8 @@ def as_the_operator_admits(node: Any) -> Any:
     if rules:
         shm = v1alpha1.SHARED_MEMORY_RULE
         out["x-kubernetes-validations"] = [shm if r.get("rule") == UPSTREAM_SHARED_MEMORY_RULE else r for r in rules]
+    if set(out.get("properties", {})) == {"pluginRef", "weight"}:
+        out["required"] = sorted({*out.get("required", []), "weight"})
     if "profilerImage" in out.get("properties", {}) and "profilerImage" in out.get("required", []):
         out["required"] = [r for r in out["required"] if r != "profilerImage"]
         if not out["required"]:

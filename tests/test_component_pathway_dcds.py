@@ -295,7 +295,7 @@ def test_an_inline_epp_config_is_held_as_the_operator_holds_it() -> None:
     it, and Go writes each plugin's name."""
     config = {
         "plugins": [{"type": "a"}, {"name": "b", "type": "b"}],
-        "schedulingProfiles": [{"name": "p", "plugins": [{"pluginRef": "b"}]}],
+        "schedulingProfiles": [{"name": "p", "plugins": [{"pluginRef": "b", "weight": 1}]}],
     }
     epp = {"componentType": "epp", "eppConfig": {"config": config}, "extraPodSpec": {"mainContainer": {"image": IMAGE}}}
     held = dcds(claim({"Epp": epp}))["Epp"]["spec"]["eppConfig"]["config"]
@@ -303,7 +303,7 @@ def test_an_inline_epp_config_is_held_as_the_operator_holds_it() -> None:
         "apiVersion": "inference.networking.x-k8s.io/v1alpha1",
         "kind": "EndpointPickerConfig",
         "plugins": [{"name": "", "type": "a"}, {"name": "b", "type": "b"}],
-        "schedulingProfiles": [{"name": "p", "plugins": [{"pluginRef": "b"}]}],
+        "schedulingProfiles": [{"name": "p", "plugins": [{"pluginRef": "b", "weight": 1}]}],
     }
 
 

@@ -24,7 +24,9 @@ EPP_CONFIG = {
         {"name": "kv", "type": "kv-aware-scorer", "parameters": {"blockSize": 128, "enabled": True}},
         {"name": "picker", "type": "max-score-picker"},
     ],
-    "schedulingProfiles": [{"name": "default", "plugins": [{"pluginRef": "kv", "weight": 1}, {"pluginRef": "picker"}]}],
+    "schedulingProfiles": [
+        {"name": "default", "plugins": [{"pluginRef": "kv", "weight": 1}, {"pluginRef": "picker", "weight": 1}]}
+    ],
 }
 MESH_KINDS = {"Ingress", "VirtualService", "ConfigMap", "InferencePool", "DestinationRule"}
 
@@ -303,6 +305,7 @@ schedulingProfiles:
   - pluginRef: kv
     weight: 1
   - pluginRef: picker
+    weight: 1
 """
 
 EPP_CONFIG_MAP = {

@@ -110,7 +110,9 @@ class SaturationDetector(DynamoModel):
 
 class ProfilePluginRef(DynamoModel):
     pluginRef: str
-    weight: int | None = None
+    # Optional in upstream's type, but its webhooks re-encode an absent weight as null, which its schema refuses:
+    # every plugin of a profile names its weight.
+    weight: int
 
 
 class SchedulingProfile(DynamoModel):

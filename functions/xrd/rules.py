@@ -194,10 +194,6 @@ RULES: tuple[Rule, ...] = (
          "oldSelf.components.all(o, o.name != c.name || (" + _same("o.topologyConstraint", "c.topologyConstraint")
          + ")))",
          "a component's topologyConstraint is immutable"),
-    Rule("component-type-immutable", SPEC,
-         "!has(self.components) || !has(oldSelf.components) || self.components.all(c, "
-         "oldSelf.components.all(o, o.name != c.name || !has(o.type) || (has(c.type) && c.type == o.type)))",
-         "a component's type is immutable once set"),
     Rule("service-inter-pod-immutable", SPEC,
          "!has(self.services) || !has(oldSelf.services) || self.services.all(k, !(k in oldSelf.services) || ("
          + _same_inter_pod("self.services[k]", "oldSelf.services[k]", v1alpha1=True) + "))",

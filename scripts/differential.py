@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import os
 import sys
 import tempfile
@@ -35,7 +36,6 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from differential import (  # noqa: E402
     ENVIRONMENT_CONFIGS,
-    RUNTIME_VERSION,
     Graph,
     all_graphs,
     apply_graphs,
@@ -47,6 +47,7 @@ from differential_compare import Key, compare, table, unexplained  # noqa: E402
 from operator_stack import start_operator  # noqa: E402
 
 from controlplane import ControlPlane, start_control_plane  # noqa: E402
+from corpus import RUNTIME_VERSION  # noqa: E402
 from crossplane_core import apply, start_crossplane  # noqa: E402
 from tooling import shared_dir  # noqa: E402
 
@@ -174,6 +175,8 @@ def report(observed: Observed, graphs: list[Graph]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=0, help="only the first N graphs (0: all)")
+    parser.add_argument("--only", default="", help="only the graphs whose source matches this regular expression")
+    parser.add_argument("--run-dir", type=Path, help="keep the stacks' files (logs) here instead of a temporary dir")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "upstream" / "differential.md")
     parser.add_argument("--dump", type=Path, help="also write each stack's objects as JSON into this directory")
     parser.add_argument("--from-dump", type=Path, help="compare the objects a run with --dump wrote; start nothing")
@@ -182,14 +185,20 @@ def main() -> int:
     if not golden.is_dir():
         sys.exit(f"differential.py: {golden} is missing: the graphs come from ../shared (corpus and golden)")
     graphs = all_graphs(golden)
+    if args.only:
+        graphs = [g for g in graphs if re.search(args.only, g.source)]
     if args.limit:
         graphs = graphs[: args.limit]
     started = time.monotonic()
     if args.from_dump:
         observed = Observed.load(args.from_dump)
     else:
-        with tempfile.TemporaryDirectory(prefix="differential-") as tmp:
-            observed = observe(graphs, Path(tmp))
+        if args.run_dir:
+            args.run_dir.mkdir(parents=True, exist_ok=True)
+            observed = observe(graphs, args.run_dir)
+        else:
+            with tempfile.TemporaryDirectory(prefix="differential-") as tmp:
+                observed = observe(graphs, Path(tmp))
         if args.dump:
             observed.save(args.dump)
     text = report(observed, graphs)

@@ -152,6 +152,8 @@ class Comparison:
     only_ours: collections.Counter[str] = field(default_factory=collections.Counter)
     paths: dict[tuple[str, str], list[tuple[str, Any, Any]]] = field(default_factory=dict)  # (kind, path) → examples
     one_sided: list[tuple[str, Key]] = field(default_factory=list)  # ("operator"|"ours", key)
+    # namespace -> (component deployment name, why the operator's reconcile of it fails), worker hashes masked
+    component_failures: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
     def kinds(self) -> list[str]:
         return sorted(set(self.identical) | set(self.differing) | set(self.only_operator) | set(self.only_ours))
@@ -160,7 +162,7 @@ class Comparison:
 def compare(operator: dict[Key, Obj], ours: dict[Key, Obj], *, where: Callable[[Key], str] = str) -> Comparison:
     """Both stacks' normalised objects compared by (namespace, kind, name), worker hashes masked."""
     operator, ours = masked_worker_hashes(operator), masked_worker_hashes(ours)
-    out = Comparison()
+    out = Comparison(component_failures=component_failures(operator))
     for key in sorted(set(operator) | set(ours)):
         kind = key[1]
         if key not in ours:
@@ -226,9 +228,22 @@ def table(result: Comparison, *, top: int = 40) -> str:
     return "\n".join(lines) + "\n"
 
 
+def component_failures(objects: dict[Key, Obj]) -> dict[str, list[tuple[str, str]]]:
+    """The component deployments whose controller reports a failed reconcile (a false condition's message)."""
+    out: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)
+    for (namespace, kind, name), obj in sorted(objects.items()):
+        if kind == "DynamoComponentDeployment":
+            for condition in (obj.get("status") or {}).get("conditions") or []:
+                if condition.get("status") == "False" and "Failed" in str(condition.get("message", "")):
+                    out[namespace].append((name, str(condition["message"])))
+    return dict(out)
+
+
 def unexplained(result: Comparison, allowed: list[Obj], operator_states: dict[str, str]) -> list[str]:
     """Every difference of ``result`` no entry of ``allowed`` (``tests/differential_allowed.yaml``) explains;
-    ``operator_states`` is the operator's state of each graph, by namespace."""
+    ``operator_states`` is the operator's state of each graph, by namespace. What the package composes for a
+    graph the operator fails (``operator_failed``), or for a component deployment whose reconcile fails
+    (``component_failed``: the objects named after it), is one-sided by nature."""
     out = []
     for (kind, path), examples in sorted(result.paths.items()):
         if not any(e.get("kind") == kind and "path" in e and re.fullmatch(e["path"], path) for e in allowed):
@@ -245,6 +260,12 @@ def unexplained(result: Comparison, allowed: list[Obj], operator_states: dict[st
             if "name" in e
         )
         by_failure = side == "ours" and any(f.search(operator_states.get(namespace, "")) for f in failed)
-        if not (by_name or by_failure):
+        by_component = side == "ours" and any(
+            name.startswith(component) and re.search(e["component_failed"], message)
+            for component, message in result.component_failures.get(namespace, [])
+            for e in allowed
+            if "component_failed" in e
+        )
+        if not (by_name or by_failure or by_component):
             out.append(f"only {side}: {kind} {namespace}/{name}")
     return out

@@ -59,9 +59,19 @@ def deviation_rows() -> list[str]:
 
 def test_every_allowed_difference_is_a_deviation_row() -> None:
     rows = deviation_rows()
-    shapes = ({"kind", "path", "deviation"}, {"side", "kind", "name", "deviation"}, {"operator_failed", "deviation"})
+    shapes = (
+        {"kind", "path", "deviation"},
+        {"side", "kind", "name", "deviation"},
+        {"operator_failed", "deviation"},
+        {"component_failed", "harness"},
+        {"component_failed", "deviation"},
+    )
+    testing = (REPO / "docs" / "testing.md").read_text()
     for entry in allowed():
         assert set(entry) in shapes, entry
+        if "harness" in entry:  # not a deviation: a part of the test stack that does not run, which testing.md names
+            assert "LeaderWorkerSet" in entry["component_failed"] and "LWS's defaulting webhook" in testing
+            continue
         matching = [r for r in rows if entry["deviation"] in r]
         assert len(matching) == 1, f"{entry}: names {len(matching)} deviation rows of README.md, not one"
 

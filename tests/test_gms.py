@@ -275,6 +275,22 @@ def test_inter_pod_failover_runs_a_primary_and_its_shadows() -> None:
     assert pod["containers"][0]["args"][-2:] == ["--load-format", "gms"], "injected when absent"
 
 
+@pytest.mark.parametrize(
+    ("failover", "shadow"),
+    [
+        (None, False),  # standalone inter-pod GMS: engines are active clients of the weight server
+        ({"mode": "InterPod", "numShadows": 1}, True),
+    ],
+)
+def test_the_shadow_mode_switch_is_on_every_clique_of_an_inter_pod_failover(failover: Obj | None, shadow: bool) -> None:
+    """Upstream's vLLM backend sets it on the component's main container, the base the weight server is made from
+    too (backend_vllm.go UpdateContainer; graph.go generatePodSpecForRole)."""
+    (pcs,) = of_kind(run(inter_pod(failover)).composed, "PodCliqueSet")
+    for clique in pcs["spec"]["template"]["cliques"]:
+        env = {e["name"]: e.get("value") for e in clique["spec"]["podSpec"]["containers"][0]["env"]}
+        assert (env.get("DYN_VLLM_GMS_SHADOW_MODE") == "true") is shadow, clique["name"]
+
+
 def test_inter_pod_needs_grove_and_vllm() -> None:
     claim = inter_pod()
     claim["metadata"]["annotations"] = {"nvidia.com/enable-grove": "false"}

@@ -117,7 +117,16 @@ def _set_env(container: dict[str, Any], entries: list[dict[str, Any]], drop: tup
     container["env"] = [*(e for e in container.get("env") or [] if e.get("name") not in names), *entries]
 
 
-def server_pod(base: dict[str, Any], gpus: int, rank: int) -> dict[str, Any]:
+def _shadow_mode(component: Component, backend: str) -> list[dict[str, Any]]:
+    """vLLM's standby switch, for inter-pod failover only: standalone inter-pod GMS engines are active clients.
+    The operator sets it on the component's main container before it splits the weight server from the engines,
+    so both carry it."""
+    if backend == "vllm" and component.failover is not None and component.failover.mode == "InterPod":
+        return [{"name": "DYN_VLLM_GMS_SHADOW_MODE", "value": "true"}]
+    return []
+
+
+def server_pod(base: dict[str, Any], gpus: int, rank: int, component: Component, backend: str) -> dict[str, Any]:
     """The GMS weight-server pod: the component's pod with its main container running the server."""
     pod = copy.deepcopy(base)
     main = pod["containers"][0]
@@ -131,7 +140,7 @@ def server_pod(base: dict[str, Any], gpus: int, rank: int) -> dict[str, Any]:
     }
     main.pop("livenessProbe", None)
     main.pop("readinessProbe", None)
-    _set_env(main, [{"name": gms.SOCKET_ENV, "value": SHARED_DIR}])
+    _set_env(main, [*_shadow_mode(component, backend), {"name": gms.SOCKET_ENV, "value": SHARED_DIR}])
     _shared(pod, rank)
     return pod
 
@@ -151,9 +160,8 @@ def engine_pod(base: dict[str, Any], component: Component, backend: str, rank: i
         {"name": gms.SOCKET_ENV, "value": SHARED_DIR},
         {"name": "FAILOVER_LOCK_PATH", "value": f"{SHARED_DIR}/failover.lock"},
         {"name": "DYN_SYSTEM_STARTING_HEALTH_STATUS", "value": "notready"},
+        *_shadow_mode(component, backend),
     ]  # fmt: skip
-    if backend == "vllm" and failover:
-        entries.append({"name": "DYN_VLLM_GMS_SHADOW_MODE", "value": "true"})
     _set_env(main, entries, drop=("DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS",))
     if backend == "vllm" and not _has_flag(main, "--load-format"):
         inject_flags(main, "--load-format gms", False, "dynamo.vllm")

@@ -103,7 +103,7 @@ def _inter_pod_component(
     for rank, server_name, engine_name in gms_interpod.rank_cliques(component):
         base = _rank_pod(ctx, component, rank)
         server = _clique(ctx, component, server_name, 1, 1, None)
-        server["spec"]["podSpec"] = gms_interpod.server_pod(server_base, gpus, rank)
+        server["spec"]["podSpec"] = gms_interpod.server_pod(server_base, gpus, rank, component, ctx.backend)
         server["labels"] = {
             k: v for k, v in server["labels"].items() if k not in (DISCOVERY_BACKEND, DISCOVERY_ENABLED)
         }

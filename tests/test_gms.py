@@ -221,8 +221,8 @@ def test_the_inter_pod_layout_is_a_weight_server_and_engines_sharing_a_claim_per
     check_resource(pcs)  # against Grove's CRD
     template = pcs["spec"]["template"]
     assert template["cliqueStartupType"] == "CliqueStartupTypeExplicit"
-    assert template["resourceClaimTemplates"] == [{"name": "vllmworker-gpu-rank-0", "templateSpec": {"spec": {
-        "devices": {"requests": [{"name": "gpu", "exactly": {
+    assert template["resourceClaimTemplates"] == [{"name": "vllmworker-gpu-rank-0", "templateSpec": {
+        "metadata": {}, "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
             "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2}}]}}}}]  # fmt: skip
     (group,) = template["podCliqueScalingGroups"]
     assert group == {
@@ -333,6 +333,27 @@ def test_the_inter_pod_layout_cannot_change_on_update() -> None:
     assert validate_object(old, crd, old=old) == []
     intra = service(gpuMemoryService={"enabled": True})
     assert validate_object(service(), crd, old=intra) == [], "the intra-pod service may come and go"
+
+
+@pytest.mark.parametrize(
+    ("failover", "nodes", "names"),
+    [
+        (None, None, ["vllmworker-gpu-rank-0"]),
+        ({"mode": "InterPod", "numShadows": 1}, None, ["vllmworker-gpu-rank-0"]),
+        ({"mode": "InterPod", "numShadows": 1}, 2, ["vllmworker-gpu-rank-0", "vllmworker-gpu-rank-1"]),
+    ],
+)
+def test_each_claim_template_writes_its_metadata_as_go_does(
+    failover: Obj | None, nodes: int | None, names: list[str]
+) -> None:
+    """Grove's ``ResourceClaimTemplateSpec`` embeds ``ObjectMeta`` by value: the operator's PodCliqueSet stores it as
+    ``{}`` (functions.kube.go_written)."""
+    claim = inter_pod(failover)
+    if nodes:
+        claim["spec"]["components"][0]["multinode"] = {"nodeCount": nodes}
+    (pcs,) = of_kind(run(claim).composed, "PodCliqueSet")
+    templates = pcs["spec"]["template"]["resourceClaimTemplates"]
+    assert [(t["name"], t["templateSpec"]["metadata"]) for t in templates] == [(n, {}) for n in names]
 
 
 def test_a_multinode_inter_pod_component_has_a_server_and_engines_per_rank() -> None:

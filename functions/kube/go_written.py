@@ -5,7 +5,9 @@ client sent it, so what upstream stores there is what Go's JSON encoding of ``co
 ``command`` or ``args`` when empty, and no ``value`` of an env var whose value is empty (both ``omitempty``). A
 PodCliqueSet's or LeaderWorkerSet's containers and init containers always carry ``resources`` (a struct, written
 as ``{}`` when nothing is set); a component deployment's pod template leaves an empty one out. A Deployment needs
-none of this: the API server rewrites its pod template through the same structs.
+none of this: the API server rewrites its pod template through the same structs. A PodCliqueSet's claim
+template writes its ``templateSpec.metadata`` (an ``ObjectMeta`` struct, which ``omitempty`` does not leave out)
+as ``{}`` when nothing is set.
 """
 
 from __future__ import annotations
@@ -41,3 +43,11 @@ def go_pod_spec(pod: dict[str, Any], *, with_resources: bool = True) -> dict[str
         if isinstance(out.get(key), list):
             out[key] = [go_container(c, with_resources=with_resources) if isinstance(c, dict) else c for c in out[key]]
     return out
+
+
+def go_claim_template(entry: dict[str, Any]) -> dict[str, Any]:
+    """A PodCliqueSet ``resourceClaimTemplates`` entry as Go writes it: ``templateSpec.metadata`` always there."""
+    spec = entry.get("templateSpec")
+    if not isinstance(spec, dict):
+        return entry
+    return {**entry, "templateSpec": {"metadata": {}, **spec}}

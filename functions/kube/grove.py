@@ -9,7 +9,7 @@ from functions.api.graph import Component, Graph
 from functions.kube import gms, gms_interpod
 from functions.kube.checkpoint_restore import apply_component_checkpoint
 from functions.kube.gms_graph import apply_component_gms, main_container
-from functions.kube.go_written import go_pod_spec
+from functions.kube.go_written import go_claim_template, go_pod_spec
 from functions.kube.labels import DISCOVERY_BACKEND, DISCOVERY_ENABLED, clique_annotations, clique_labels
 from functions.kube.naming import clique_names, podcliqueset_name
 from functions.kube.podspec import PodContext, render_pod_spec
@@ -180,7 +180,7 @@ def render_podcliqueset(ctx: PodContext, component_backends: dict[str, str]) -> 
     if scaling_groups:
         template["podCliqueScalingGroups"] = scaling_groups
     if claim_templates:
-        template["resourceClaimTemplates"] = claim_templates
+        template["resourceClaimTemplates"] = [go_claim_template(t) for t in claim_templates]  # as Go writes them
     if graph.pack_domain:
         template["topologyConstraint"] = {"packDomain": graph.pack_domain}
     if graph.priority_class_name:

@@ -120,11 +120,25 @@ FRONTEND = {"componentType": "frontend", "extraPodSpec": {"mainContainer": {"ima
                 "compilationCache": {"pvcName": "cache", "mountPath": "/cache"},
                 "podTemplate": {
                     "spec": {
-                        "containers": [{"name": "main", "volumeMounts": [{"name": "models", "mountPath": "/models"}]}]
+                        "containers": [
+                            {
+                                "name": "main",
+                                # the cache's mount too (upstream buildMainContainerFromDedicated)
+                                "volumeMounts": [
+                                    {"name": "models", "mountPath": "/models"},
+                                    {"name": "cache", "mountPath": "/cache"},
+                                ],
+                            }
+                        ]
                     }
                 },
             },
             id="compilation-cache",
+        ),
+        pytest.param(
+            {"volumeMounts": [{"name": "cache", "mountPoint": "/cache", "useAsCompilationCache": True}]},
+            {"name": "W", "compilationCache": {"pvcName": "cache", "mountPath": "/cache"}},
+            id="compilation-cache-alone-makes-no-pod-template",
         ),
         pytest.param(
             {"frontendSidecar": {"image": "f", "args": ["-m", "dynamo.frontend"], "envFromSecret": "s"}},

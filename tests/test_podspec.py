@@ -211,6 +211,31 @@ def test_vllm_compilation_cache_defaults_its_path_and_sets_cache_root() -> None:
     assert {"name": "cache", "persistentVolumeClaim": {"claimName": "cache"}} in spec["volumes"]
 
 
+CACHE = {"name": "cache", "mountPath": "/c"}
+MODELS = {"name": "models", "mountPath": "/m"}
+
+
+@pytest.mark.parametrize(
+    ("own", "mounts"),
+    [
+        ([MODELS], [MODELS, CACHE]),  # appended
+        ([CACHE, MODELS], [CACHE, MODELS]),  # already there (a converted v1alpha1 graph's): kept in place, once
+        ([MODELS, CACHE, CACHE], [MODELS, CACHE]),  # repeated: the first kept
+    ],
+)
+def test_the_compilation_cache_is_mounted_once(own: list[dict[str, Any]], mounts: list[dict[str, Any]]) -> None:
+    """Upstream applyCompilationCache: a main container mounting the cache PVC at its path keeps that mount."""
+    main = {"name": "main", "command": ["python3", "-m", "dynamo.vllm"], "volumeMounts": own}
+    component = {
+        "name": "W",
+        "type": "worker",
+        "compilationCache": {"pvcName": "cache", "mountPath": "/c"},
+        "podTemplate": {"spec": {"containers": [main]}},
+    }
+    spec = pod(render({"components": [component]}, api="nvidia.com/v1beta1"), "w")
+    assert [m for m in container(spec)["volumeMounts"] if m in (CACHE, MODELS)] == mounts
+
+
 def test_model_ref_adds_the_hash_label_and_one_headless_service_per_model() -> None:
     out = render(
         {

@@ -115,9 +115,10 @@ def _compilation_cache(service: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _dedicated_main(service: dict[str, Any], cache: dict[str, Any] | None) -> dict[str, Any]:
-    """Container ``main`` from the service's own fields: resources, envs, envFromSecret, probes and volume mounts
-    (the compilation cache's own mount left to ``compilationCache``, as the operator stores it)."""
+def _dedicated_main(service: dict[str, Any]) -> dict[str, Any]:
+    """Container ``main`` from the service's own fields: resources, envs, envFromSecret, probes and every volume
+    mount, the compilation cache's too (upstream ``buildMainContainerFromDedicated``: it is also
+    ``compilationCache``, but a pod template, when there is one, carries its mount)."""
     main: dict[str, Any] = {"name": MAIN}
     resources = native_resources(service.get("resources") or {})
     if resources:
@@ -130,20 +131,15 @@ def _dedicated_main(service: dict[str, Any], cache: dict[str, Any] | None) -> di
         if service.get(probe) is not None:
             main[probe] = service[probe]
     mounts = [{"name": m["name"], "mountPath": m.get("mountPoint") or ""} for m in service.get("volumeMounts") or []]
-    if cache is not None:
-        generated = {"name": cache["pvcName"], "mountPath": cache.get("mountPath", "")}
-        mounts = [m for m in mounts if m != generated]
     if mounts:
         main["volumeMounts"] = mounts
     return main
 
 
-def _main_container(
-    service: dict[str, Any], user: dict[str, Any] | None, cache: dict[str, Any] | None
-) -> dict[str, Any]:
+def _main_container(service: dict[str, Any], user: dict[str, Any] | None) -> dict[str, Any]:
     """``extraPodSpec.mainContainer`` merged over the dedicated fields (upstream ``mergeExtraPodSpecMainContainer``):
     its set fields win, but env merges by name in order and its volume mounts come before the dedicated ones."""
-    main = _dedicated_main(service, cache)
+    main = _dedicated_main(service)
     if not user:
         return main
     env = merge_envs_in_order(main.get("env") or [], user.get("env") or [])
@@ -185,9 +181,9 @@ def _has_pod_template(service: dict[str, Any]) -> bool:
     )
 
 
-def _pod_template(service: dict[str, Any], cache: dict[str, Any] | None) -> dict[str, Any]:
+def _pod_template(service: dict[str, Any]) -> dict[str, Any]:
     extra = json_copy(service.get("extraPodSpec") or {})
-    main = _main_container(service, extra.pop("mainContainer", None), cache)
+    main = _main_container(service, extra.pop("mainContainer", None))
     containers = [main, *(c for c in extra.pop("containers", None) or [] if c.get("name") != MAIN)]
     sidecar = service.get("frontendSidecar")
     if sidecar is not None and not any(c.get("name") == FRONTEND_SIDECAR for c in containers):
@@ -252,7 +248,7 @@ def service_as_component(key: str, service: dict[str, Any]) -> dict[str, Any]:
     if experimental:
         component["experimental"] = experimental
     if _has_pod_template(service):
-        component["podTemplate"] = _pod_template(service, cache)
+        component["podTemplate"] = _pod_template(service)
     if service.get("frontendSidecar") is not None:
         component["frontendSidecar"] = FRONTEND_SIDECAR
     return component

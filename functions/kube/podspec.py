@@ -95,7 +95,9 @@ def _main_container(ctx: PodContext, component: Component, user_main: dict[str, 
 
 
 def _compilation_cache(ctx: PodContext, component: Component, main: dict[str, Any]) -> None:
-    """A compilation-cache PVC mounts at its path, or vLLM's cache directory, with VLLM_CACHE_ROOT for vLLM."""
+    """A compilation-cache PVC mounts at its path, or vLLM's cache directory, with VLLM_CACHE_ROOT for vLLM. A
+    pod template that mounts it there already (a converted v1alpha1 graph's does) keeps its first such mount in
+    place and no second (upstream ``applyCompilationCache``)."""
     for mount in component.volume_mounts:
         path = mount.mount_point or (VLLM_COMPILATION_CACHE if ctx.backend == "vllm" else None)
         if not path:
@@ -103,7 +105,13 @@ def _compilation_cache(ctx: PodContext, component: Component, main: dict[str, An
                 f"{component.name}: the compilation cache {mount.name!r} needs a mount path "
                 "(only vLLM has a default one)"
             )
-        main.setdefault("volumeMounts", []).append({"name": mount.name, "mountPath": path})
+        wanted = {"name": mount.name, "mountPath": path}
+        mounts = main.setdefault("volumeMounts", [])
+        first = next((i for i, m in enumerate(mounts) if m == wanted), None)
+        if first is None:
+            mounts.append(wanted)
+        else:
+            main["volumeMounts"] = [m for i, m in enumerate(mounts) if i <= first or m != wanted]
         if ctx.backend == "vllm":
             main["env"] = [*main["env"], {"name": "VLLM_CACHE_ROOT", "value": path}]
 

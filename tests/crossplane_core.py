@@ -381,3 +381,18 @@ def start_crossplane(
         configuration=configuration,
         metrics_port=metrics,
     )
+
+
+def checkpoint_gate_on(cp: ControlPlane) -> list[dict[str, Any]]:
+    """The operator config with the checkpoint gate on (the gate the operator refuses DynamoCheckpoints without),
+    and the snapshot project's PodSnapshot CRD a checkpoint composes into; the config, for a preview's ``required``."""
+    from rendering import CHECKPOINT_PLATFORM
+
+    from tooling import require_shared
+
+    crd = yaml.safe_load(require_shared("upstream", "crds", "nvidia.com_podsnapshots.yaml").read_text())
+    got = install_crd(cp.client, crd)
+    if not got.accepted:
+        raise RuntimeError(f"the PodSnapshot CRD was refused: {got.message}")
+    apply(cp, CHECKPOINT_PLATFORM, "/apis/apiextensions.crossplane.io/v1beta1/environmentconfigs")
+    return [CHECKPOINT_PLATFORM]

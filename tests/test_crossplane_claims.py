@@ -23,7 +23,7 @@ from apiserver import CLAIMS_XRDS, derived_crds, ensure_namespace, resource_path
 from apiserver import plural as plural_of
 from controlplane import APIError, ControlPlane, start_control_plane
 from corpus import examples_of_kind
-from crossplane_core import CLAIMS_CONFIGURATION, Crossplane, start_crossplane
+from crossplane_core import CLAIMS_CONFIGURATION, Crossplane, checkpoint_gate_on, start_crossplane
 from functions.kinds import KINDS
 from test_crossplane_e2e import (
     REPO,
@@ -93,7 +93,10 @@ def test_each_kind_lives_and_dies_as_a_claim(kind: str, claims_crossplane: Cross
     ensure_namespace(cp.client, namespace)
     # a platform composes the cloud provider's managed resources: their CRDs, as test_crossplane_platform installs
     discovered = install_providers(claims_crossplane) if kind == "DynamoPlatform" else api_plurals(claims_crossplane)
-    expected, nested = preview(copy.deepcopy(claim), claims=True)
+    # the operator config every kind is previewed and composed with: the checkpoint gate on, which a
+    # DynamoCheckpoint needs (the operator refuses one without it)
+    required = checkpoint_gate_on(cp)
+    expected, nested = preview(copy.deepcopy(claim), claims=True, required=required)
     version = claim["apiVersion"].split("/")[1]
     cp.client.create(resource_path("nvidia.com", version, plural_of(kind), namespace), claim)
 

@@ -96,14 +96,16 @@ def is_subset(want: Any, got: Any, path: str = "") -> str | None:
     return None
 
 
-def preview(claim: dict[str, Any], *, claims: bool = False) -> tuple[list[dict[str, Any]], list[RenderOutput]]:
-    """What ``function-dynamo render --nested`` composes for the claim: the claim's XR's composed
-    resources, and each nested composite's render."""
+def preview(
+    claim: dict[str, Any], *, claims: bool = False, required: list[dict[str, Any]] | None = None
+) -> tuple[list[dict[str, Any]], list[RenderOutput]]:
+    """What ``function-dynamo render --nested`` composes for the claim (with ``required``, e.g. the operator
+    config, as ``-e`` gives them): the claim's XR's composed resources, and each nested composite's render."""
     xr = admitted_xr(claim, claim["metadata"]["namespace"], "Strict", claims=claims)
     compositions = load_documents(REPO / "compositions")  # with compositions/claims/
-    out = render(xr, find_composition(xr, compositions), [], [])
+    out = render(xr, find_composition(xr, compositions), [], required or [])
     admit = lambda x: admitted_xr(x, "", "Strict", claims=claims)  # noqa: E731
-    return out.composed, render_nested(out, compositions, [], admit)
+    return out.composed, render_nested(out, compositions, required or [], admit)
 
 
 @pytest.fixture(scope="module")

@@ -36,11 +36,12 @@ from typing import Any
 import pytest
 import yaml
 from composites import without_crossplane_metadata
-from test_upstream_golden import NAMESPACE, rendered, scenario_input
+from test_upstream_golden import HARNESS_OPERATOR_VERSION, NAMESPACE, rendered, scenario_input
 
 from apiserver import ensure_namespace, until
 from controlplane import ControlPlane, require_kubectl, start_control_plane
 from crossplane_core import CONFIGURATION, install_target_crds, start_crossplane
+from functions.kube.backends import ORIGIN_VERSION_ANNOTATION
 from functions.tooling.kubectl import resource_of
 from functions.tooling.migration import CRDS, OPERATOR_FINALIZER
 from tooling import _missing, shared_dir
@@ -125,6 +126,8 @@ def lay_out_the_operators_graphs(cp: ControlPlane, binary: Path) -> dict[str, Ob
     for scenario in SCENARIOS:
         graph = scenario_input(scenario)
         graph["metadata"]["finalizers"] = [OPERATOR_FINALIZER]
+        # the origin version the operator's defaulting webhook stamped, the one its objects were rendered with
+        graph["metadata"].setdefault("annotations", {})[ORIGIN_VERSION_ANNOTATION] = HARNESS_OPERATOR_VERSION
         create(graph)
         objects = rendered(scenario).objects
         assert objects, rendered(scenario).error

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import os
+import re
 import sys
 import tempfile
 import time
@@ -35,7 +35,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from differential import (  # noqa: E402
-    ENVIRONMENT_CONFIGS,
     Graph,
     all_graphs,
     apply_graphs,
@@ -48,7 +47,7 @@ from operator_stack import start_operator  # noqa: E402
 
 from controlplane import ControlPlane, start_control_plane  # noqa: E402
 from corpus import RUNTIME_VERSION  # noqa: E402
-from crossplane_core import apply, start_crossplane  # noqa: E402
+from crossplane_core import ENVIRONMENT_CONFIGS, apply, start_crossplane  # noqa: E402
 from tooling import shared_dir  # noqa: E402
 
 Obj = dict[str, Any]

@@ -62,6 +62,7 @@ FUNCTION = "function-dynamo-function-dynamo"  # the name Crossplane gives the de
 SERVER_SECRET = "function-dynamo-tls-server"
 INSTALL_SECONDS = 180.0
 PKG = "/apis/pkg.crossplane.io/v1"
+ENVIRONMENT_CONFIGS = "/apis/apiextensions.crossplane.io/v1beta1/environmentconfigs"
 
 
 @dataclass
@@ -394,5 +395,5 @@ def checkpoint_gate_on(cp: ControlPlane) -> list[dict[str, Any]]:
     got = install_crd(cp.client, crd)
     if not got.accepted:
         raise RuntimeError(f"the PodSnapshot CRD was refused: {got.message}")
-    apply(cp, CHECKPOINT_PLATFORM, "/apis/apiextensions.crossplane.io/v1beta1/environmentconfigs")
+    apply(cp, CHECKPOINT_PLATFORM, ENVIRONMENT_CONFIGS)
     return [CHECKPOINT_PLATFORM]

@@ -53,7 +53,6 @@ RESOURCES = (
 )
 # Present in every namespace whatever runs there (the ServiceAccount controller's).
 NOT_COMPOSED = {("ServiceAccount", "default")}
-ENVIRONMENT_CONFIGS = "/apis/apiextensions.crossplane.io/v1beta1/environmentconfigs"
 
 
 def platform_config(operator_config: Obj) -> Obj:

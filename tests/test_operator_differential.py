@@ -14,7 +14,6 @@ from typing import Any
 
 import yaml
 from differential import (
-    ENVIRONMENT_CONFIGS,
     Graph,
     all_graphs,
     apply_graphs,
@@ -28,7 +27,7 @@ from differential_compare import compare, differing_paths, masked_worker_hashes,
 from operator_stack import OperatorStack
 
 from controlplane import APIError
-from crossplane_core import Crossplane, apply
+from crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
 from tooling import _missing, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]

@@ -22,6 +22,7 @@ from differential import platform_config
 from operator_stack import OperatorStack
 from test_apiserver_mutations import mutations
 from test_apiserver_validation import NAMESPACE, as_claim, corpus_claims, normalise, server_paths, server_verdict
+from test_operator_differential import deviation_rows
 
 from apiserver import ensure_namespace, resource_path
 from apiserver import plural as plural_of
@@ -245,8 +246,7 @@ def test_an_update_is_applied_over_what_the_webhook_stored() -> None:
 
 
 def test_every_known_disagreement_is_a_deviation_row() -> None:
-    text = (REPO / "README.md").read_text().split("## Deviations from upstream", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    rows = deviation_rows()
     for entry in KNOWN_DISAGREEMENTS:
         assert len([r for r in rows if entry["deviation"] in r]) == 1, entry
 

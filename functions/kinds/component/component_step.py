@@ -47,7 +47,13 @@ from functions.api.pod_defaults import spec_with_pod_spec_defaults
 from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal
 from functions.kinds.component.component_checkpoints import resolve_dcd_checkpoint
-from functions.kinds.component.webhook_rules import check_main_images, check_service_sidecar, dcd_main_image
+from functions.kinds.component.webhook_rules import (
+    check_epp_config,
+    check_main_images,
+    check_main_mount_paths,
+    check_service_sidecar,
+    dcd_main_image,
+)
 from functions.kube import backends
 from functions.kube.admissible import check_names
 from functions.kube.deployment import base_model_annotation, kube_labels, render_deployment
@@ -114,6 +120,10 @@ def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
     if shape == "v1alpha1":
         # the DGD's per-service rule (docs/upstream/operator.md §5.3), too costly for the XRD's CEL
         check_service_sidecar(spec, "spec")
+    else:
+        # upstream's webhook checks a v1beta1 DCD as v1alpha1 too, as it does a DGD's components
+        check_main_mount_paths(spec, "spec")
+        check_epp_config(spec, "spec")
     try:
         if shape == "v1alpha1":
             parsed_a = v1alpha1.DynamoComponentDeploymentSpec.model_validate(spec)

@@ -43,6 +43,7 @@ from differential import (  # noqa: E402
     settle,
 )
 from differential_compare import Key, compare, table, unexplained  # noqa: E402
+from migration_report import migration_report, preview_graphs  # noqa: E402
 from operator_stack import start_operator  # noqa: E402
 
 from controlplane import ControlPlane, start_control_plane  # noqa: E402
@@ -78,12 +79,19 @@ class Observed:
     objects: dict[str, dict[Key, Obj]]
     refused: dict[str, dict[str, str]]
     states: dict[str, dict[str, str]]
+    previews: dict[str, Obj]  # by namespace: `migrate release --dry-run` on the operator's stack
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         objects = {side: {"/".join(k): v for k, v in objs.items()} for side, objs in self.objects.items()}
         text = json.dumps(
-            {"version": self.version, "objects": objects, "refused": self.refused, "states": self.states},
+            {
+                "version": self.version,
+                "objects": objects,
+                "refused": self.refused,
+                "states": self.states,
+                "previews": self.previews,
+            },
             indent=1,
             sort_keys=True,
         )
@@ -93,7 +101,7 @@ class Observed:
     def load(cls, directory: Path) -> Observed:
         data = json.loads((directory / "observed.json").read_text())
         objects = {side: {tuple(k.split("/", 2)): v for k, v in objs.items()} for side, objs in data["objects"].items()}
-        return cls(data["version"], objects, data["refused"], data["states"])  # type: ignore[arg-type]
+        return cls(data["version"], objects, data["refused"], data["states"], data.get("previews") or {})  # type: ignore[arg-type]
 
 
 def observe(graphs: list[Graph], run_dir: Path) -> Observed:
@@ -116,6 +124,8 @@ def observe(graphs: list[Graph], run_dir: Path) -> Observed:
                 side: settle(cp, namespaces, progress=lambda m, s=side: log(f"{s}: {m}")) for side, cp in stacks.items()
             }
             states = {side: graph_states(cp, graphs) for side, cp in stacks.items()}
+            log("previewing each graph's move from the operator to the package (migrate release --dry-run)")
+            previews = preview_graphs(op_cp, graphs, platform_config(operator.config), progress=log)
         finally:
             ours_cp.stop()
     finally:
@@ -124,7 +134,7 @@ def observe(graphs: list[Graph], run_dir: Path) -> Observed:
         side: {g.namespace: message for g, message in by_graph.items()} for side, by_graph in refused.items()
     }
     state_text = {side: {g.namespace: state for g, state in by.items()} for side, by in states.items()}
-    return Observed(operator.version, objects, by_namespace, state_text)
+    return Observed(operator.version, objects, by_namespace, state_text, previews)
 
 
 def report(observed: Observed, graphs: list[Graph]) -> str:
@@ -177,6 +187,7 @@ def main() -> int:
     parser.add_argument("--only", default="", help="only the graphs whose source matches this regular expression")
     parser.add_argument("--run-dir", type=Path, help="keep the stacks' files (logs) here instead of a temporary dir")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "upstream" / "differential.md")
+    parser.add_argument("--migration-out", type=Path, default=REPO / "docs" / "upstream" / "migration-preview.md")
     parser.add_argument("--dump", type=Path, help="also write each stack's objects as JSON into this directory")
     parser.add_argument("--from-dump", type=Path, help="compare the objects a run with --dump wrote; start nothing")
     args = parser.parse_args()
@@ -204,6 +215,11 @@ def main() -> int:
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
+    if observed.previews:
+        args.migration_out.write_text(
+            migration_report(observed.previews, graphs, observed.version, observed.states["operator"])
+        )
+        log(f"wrote {os.path.relpath(args.migration_out)}")
     log(f"wrote {os.path.relpath(args.out)} in {time.monotonic() - started:.0f} s")
     return 0
 

@@ -18,9 +18,14 @@ class KubectlError(click.ClickException):
 class Kubectl:
     binary: str = "kubectl"
     context: str | None = None
+    kubeconfig: str | None = None  # kubectl's own default (KUBECONFIG, ~/.kube/config) when None
 
     def _argv(self, args: list[str]) -> list[str]:
-        return [self.binary, *(["--context", self.context] if self.context else []), *args]
+        where = [
+            *(["--kubeconfig", self.kubeconfig] if self.kubeconfig else []),
+            *(["--context", self.context] if self.context else []),
+        ]
+        return [self.binary, *where, *args]
 
     def run(self, args: list[str], stdin: str | None = None) -> str:
         argv = self._argv(args)

@@ -16,6 +16,7 @@ import click
 import yaml
 
 from functions.tooling.kubectl import Kubectl, KubectlError, resource_of
+from functions.tooling.migrate_dry_run import preview_namespace, render_inputs
 from functions.tooling.migration import (
     CRDS,
     OPERATOR_FINALIZER,
@@ -142,17 +143,44 @@ def _patch(kubectl: Kubectl, obj: dict[str, Any], kind: str, patch: Any) -> None
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    required=True,
+    default=None,
     help=f"Where to write {GRAPHS_FILE} (the manifests to apply on the other side) and {HELD_FILE} (for verify).",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Change nothing: say, per graph the upstream operator runs, whether moving it to this package would "
+    "change a pod template (restart pods), where and why. Exit 1 if one would.",
+)
+@click.option(
+    "-e",
+    "--required-resources",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="With --dry-run: what the package's steps will read (the EnvironmentConfigs you will install, such as "
+    "dynamo-platform holding the operator's configuration); default: the package's defaults.",
+)
 @_with_kubectl
-def release(namespaces: tuple[str, ...], out_dir: Path, kubectl_binary: str, context: str | None) -> None:
+def release(
+    namespaces: tuple[str, ...],
+    out_dir: Path | None,
+    dry_run: bool,
+    required_resources: Path | None,
+    kubectl_binary: str,
+    context: str | None,
+) -> None:
     """Let go of the graphs in the namespaces, keeping what they run.
 
     Pauses this package's XRs, writes the manifests a person applied, removes every ownerReference to a
     Dynamo object from the namespaces' objects, then deletes the Dynamo objects (their finalizers removed,
-    orphaning). Stop the upstream operator first when leaving it."""
+    orphaning). Stop the upstream operator first when leaving it. Run it with --dry-run first, the operator
+    still running: it says which graphs would restart."""
     kubectl = Kubectl(kubectl_binary, context)
+    if dry_run:
+        _dry_run(kubectl, namespaces, required_resources)
+        return
+    if out_dir is None:
+        raise click.UsageError("--out is required (unless --dry-run)")
     out_dir.mkdir(parents=True, exist_ok=True)
     resources = _namespaced_resources(kubectl)
     manifests: list[dict[str, Any]] = []
@@ -196,6 +224,22 @@ def release(namespaces: tuple[str, ...], out_dir: Path, kubectl_binary: str, con
     click.echo(f"released {len(manifests)} graph object(s) and kept {len(inventory)} object(s) they ran")
     click.echo(f"  {out_dir / GRAPHS_FILE}: apply it once the other side's API is installed")
     click.echo(f"  then: function-dynamo migrate verify --out {out_dir} --adopted")
+
+
+def _dry_run(kubectl: Kubectl, namespaces: tuple[str, ...], required_resources: Path | None) -> None:
+    inputs = render_inputs(required_resources)
+    if required_resources is None:
+        _progress("rendering with the package's defaults: pass -e FILE with the EnvironmentConfigs you will install")
+    previews = [p for namespace in namespaces for p in preview_namespace(kubectl, namespace, inputs)]
+    for preview in previews:
+        click.echo("\n".join(preview.lines()))
+    restarting = [p for p in previews if p.restarts]
+    if restarting:
+        raise click.ClickException(
+            f"{len(restarting)} of {len(previews)} graph(s) would restart pods if moved now (see above); "
+            "the others move without a restart"
+        )
+    click.echo(f"ok: {len(previews)} graph(s) move without a restart")
 
 
 @migrate.command()

@@ -14,10 +14,12 @@ from __future__ import annotations
 import copy
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from differential import platform_config
 from operator_stack import OperatorStack
 from test_apiserver_mutations import mutations
@@ -295,3 +297,49 @@ def test_validate_gives_the_operators_verdicts(upstream_operator: OperatorStack)
     print(f"verdicts: {tally['agree']} of {len(all_cases)} agree, {tally['known']} known disagreements")
     print("\n".join(disagreements))
     assert not disagreements, f"{len(disagreements)} of {len(all_cases)} disagree:\n" + "\n".join(disagreements[:60])
+
+
+def _dcd(name: str, change: Callable[[Obj], None]) -> Obj:
+    doc = yaml.safe_load((REPO / "examples" / "dcd" / "vllm-worker.yaml").read_text())
+    doc["metadata"] = {"name": name, "namespace": NAMESPACE}
+    change(doc["spec"])
+    return doc
+
+
+def _epp_without_config(spec: Obj) -> None:
+    spec.update(type="epp", replicas=1)
+
+
+def _main_mount_without_path(spec: Obj) -> None:
+    pod = spec["podTemplate"]["spec"]
+    pod["containers"][0]["volumeMounts"] = [{"name": "cache", "mountPath": ""}]
+    pod["volumes"] = [{"name": "cache", "emptyDir": {}}]
+
+
+@pytest.mark.parametrize(
+    ("change", "operator_field", "our_field"),
+    [
+        (lambda spec: None, None, None),
+        (_epp_without_config, "spec.eppConfig", "spec.eppConfig"),
+        (
+            _main_mount_without_path,
+            "spec.volumeMounts[0].mountPoint",
+            "spec.podTemplate.spec.containers[0].volumeMounts[0].mountPath",
+        ),
+    ],
+    ids=["as-written", "epp-without-config", "main-mount-without-path"],
+)
+def test_a_v1beta1_component_deployment_is_also_checked_as_v1alpha1(
+    upstream_operator: OperatorStack, change: Callable[[Obj], None], operator_field: str | None, our_field: str | None
+) -> None:
+    """The operator's webhook checks a v1beta1 DCD in its v1alpha1 form too (its EPP needs a config, its main
+    container's mounts a path); validate refuses the same DCDs, each naming the field in the shape written."""
+    ensure_namespace(upstream_operator.cp.client, NAMESPACE)
+    doc = _dcd(f"dcd-{(operator_field or 'spec.ok').split('.')[1].lower().replace('[0]', '')}", change)
+    operator = operator_verdict(upstream_operator.cp, copy.deepcopy(doc), None)
+    ours = offline_verdict(doc, None, platform_config(upstream_operator.config))
+    if operator_field is None:
+        assert operator is None and ours is None, (operator, ours)
+        return
+    assert operator is not None and any(_same_field(operator_field, f) for f in operator), operator
+    assert ours is not None and any(_same_field(our_field, f) for f in ours), ours

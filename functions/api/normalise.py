@@ -148,8 +148,35 @@ def claimed_object(xr: dict[str, Any], kind: str, *, string_annotations: bool = 
         raise SpecError(f"metadata.name: the {kind} has no name")
     if not namespace:
         raise SpecError(f"spec.claimRef.namespace: a {kind} must be claimed in a namespace")
+    _check_own_namespace(metadata, claim, annotations, labels, kind)
     spec = {k: without_nulls(v) for k, v in raw_spec.items() if k not in CROSSPLANE_SPEC_KEYS and v is not None}
     return ClaimedObject(name, namespace, labels, annotations, spec, is_namespaced(xr))
+
+
+def _check_own_namespace(
+    metadata: dict[str, Any],
+    claim: dict[str, Any],
+    annotations: dict[str, Any],
+    labels: dict[str, Any],
+    kind: str,
+) -> None:
+    """A namespaced XR acts in its own namespace only; raises ``SpecError`` naming a field that says otherwise.
+
+    The API server sets ``metadata.namespace``; its labels and annotations are the tenant's to write. Every
+    namespace a step reads from (required resources) or composes into follows the claim's namespace, and Crossplane
+    pins only what is composed to the XR's namespace, not what a step reads: a tenant naming another namespace there
+    would read that namespace's objects with Crossplane's rights (docs/security.md)."""
+    own = metadata.get("namespace")
+    if not own:
+        return  # a claim's cluster-scoped XR: Crossplane writes spec.claimRef, which names the claim's namespace
+    for obj, key, path in (
+        (claim, "namespace", "spec.claimRef.namespace"),
+        (annotations, COMPOSED_NAMESPACE_ANNOTATION, f"metadata.annotations[{COMPOSED_NAMESPACE_ANNOTATION}]"),
+        (labels, CLAIM_NAMESPACE_LABEL, f"metadata.labels[{CLAIM_NAMESPACE_LABEL}]"),
+    ):
+        value = obj.get(key)
+        if value and value != own:
+            raise SpecError(f"{path}: {value!r} must be the {kind}'s own namespace ({own})")
 
 
 def is_namespaced(xr: dict[str, Any]) -> bool:

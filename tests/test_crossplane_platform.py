@@ -24,7 +24,7 @@ from test_placement import observed_manifests
 from apiserver import ensure_namespace, install_crd, resource_path, until
 from controller_play import write_status
 from controlplane import APIError, ControlPlane
-from crossplane_core import Crossplane, apply
+from crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
 from crossplane_rbac import CROSSPLANE_SA, service_account_user
 from functions.tooling.manifests import find_composition, load_documents
 from functions.tooling.pipeline import render
@@ -35,7 +35,6 @@ from test_crossplane_e2e import api_plurals
 EXAMPLES = REPO / "examples" / "platform"
 SECONDS = 120.0
 PLATFORM_LABEL = "nvidia.com/dynamo-platform"
-ENVIRONMENT_CONFIGS = "/apis/apiextensions.crossplane.io/v1beta1/environmentconfigs"
 KUBECONFIG = kubeconfig("https://203.0.113.10")
 Plurals = dict[tuple[str, str], tuple[str, bool]]
 
@@ -198,7 +197,8 @@ def test_a_platform_composes_in_order_and_becomes_ready(cloud: str, crossplane: 
     assert releases == expected, "one release after another, in the platform's order"
     assert [polls[r] for r in releases] == sorted({polls[r] for r in releases}), "each in a poll of its own"
     assert first["ProviderConfig"] <= polls[releases[0]]
-    assert polls[f"EnvironmentConfig/dynamo-platform-{claim['metadata']['name']}"] > polls[releases[-1]]
+    # its record first (it holds the name and publishes the tenancy), ready once the last release is
+    assert polls[f"EnvironmentConfig/dynamo-platform-{claim['metadata']['name']}"] <= polls[releases[0]]
     status = cp.client.get(claim_path(claim))["status"]
     name = claim["metadata"]["name"]
     assert status["cluster"]["endpoint"] == "https://203.0.113.10"
@@ -207,6 +207,7 @@ def test_a_platform_composes_in_order_and_becomes_ready(cloud: str, crossplane: 
     assert conditions["Ready"] == conditions["ClusterReady"] == conditions["PrerequisitesReady"] == "True"
     data = cp.client.get(f"{ENVIRONMENT_CONFIGS}/dynamo-platform-{name}")["data"]
     assert data["cluster"]["platform"] == name and data["orchestrators"]["grove"]["enabled"] is True
+    assert data["cluster"]["ready"] is True and data["tenants"]["namespaces"][0] == namespace
 
 
 def test_a_dgd_placed_on_a_platform_composes_objects_and_is_ready_from_what_they_observe(
@@ -214,7 +215,9 @@ def test_a_dgd_placed_on_a_platform_composes_objects_and_is_ready_from_what_they
 ) -> None:
     cp = crossplane.cp
     # its own platform: a platform's ClusterProviderConfig and EnvironmentConfig are cluster-wide, by its name
-    platform = _create(cp, _renamed(EXAMPLES / "aws.yaml", "gpu-placed"), "platform-placement")
+    doc = _renamed(EXAMPLES / "aws.yaml", "gpu-placed")
+    doc["spec"]["tenants"] = {"namespaces": ["placed-demo"]}  # the graph's namespace is admitted
+    platform = _create(cp, doc, "platform-placement")
     play_providers(cp, platform, providers)
     dgd = load_documents(EXAMPLES / "vllm-agg-placed.yaml")[0]
     dgd["metadata"]["annotations"][PLATFORM_LABEL] = "gpu-placed"

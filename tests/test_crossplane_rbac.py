@@ -24,7 +24,7 @@ from composites import manifest_path, resource_refs, xr_of, xr_path_of
 from apiserver import ensure_namespace, install_crd, plural, resource_path, until
 from controlplane import APIError, ControlPlane
 from corpus import example_claim
-from crossplane_core import Crossplane, apply
+from crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
 from crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, audit_events, impersonating, service_account_user
 from functions.kinds.request.profiling_job import PROFILING_RULES
 from functions.tooling.manifests import load_documents
@@ -32,7 +32,6 @@ from test_crossplane_e2e import CLAIMS, REPO, api_plurals, preview, wait_synced
 from test_rbac import MESH_PLATFORM, discovery_role, role_grants
 from tooling import require_shared
 
-ENVIRONMENT_CONFIGS = "/apis/apiextensions.crossplane.io/v1beta1/environmentconfigs"
 MESH_EXAMPLES = (
     example_claim("vllm-agg"),
     example_claim("vllm-gaie"),
@@ -102,6 +101,7 @@ def reconciled(crossplane: Crossplane) -> list[dict[str, Any]]:
         cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{MESH_PLATFORM['metadata']['name']}")
     _reconcile_checkpoint(cp)
     _reconcile_request(cp)
+    _reconcile_placed_by_label(cp)
     return list(audit_events(cp, service_account_user(CROSSPLANE_SA)))
 
 
@@ -195,6 +195,32 @@ def _reconcile_request(cp: ControlPlane) -> None:
     until("the profiling Job was never composed", lambda: {"Job", "RoleBinding"} <= _composed(cp, claim))
     listed(cp, f"/apis/batch/v1/namespaces/{namespace}/jobs", "the profiling Job was never created")
     time.sleep(2)  # the RoleBinding's own apply
+
+
+LABELLED_PLATFORM = {
+    "apiVersion": "apiextensions.crossplane.io/v1beta1",
+    "kind": "EnvironmentConfig",
+    "metadata": {"name": "dynamo-platform-rbac-labelled"},
+    "data": {
+        "cluster": {"platform": "rbac-labelled", "namespace": "rbac-platform", "ready": True},
+        "tenants": {"namespaces": ["rbac-platform"], "namespaceSelector": {"matchLabels": {"rbac.test/gpu": "yes"}}},
+    },
+}
+
+
+def _reconcile_placed_by_label(cp: ControlPlane) -> None:
+    """A graph placed on a platform that admits namespaces by label: the step reads its own Namespace."""
+    namespace = "rbac-placed-labelled"
+    ensure_namespace(cp.client, namespace)
+    cp.client.merge_patch(f"/api/v1/namespaces/{namespace}", {"metadata": {"labels": {"rbac.test/gpu": "yes"}}})
+    apply(cp, LABELLED_PLATFORM, ENVIRONMENT_CONFIGS)
+    graph = load_documents(REPO / "examples" / "platform" / "vllm-agg-placed.yaml")[0]
+    graph["metadata"]["annotations"]["nvidia.com/dynamo-platform"] = "rbac-labelled"
+    claim = _create(cp, graph, namespace)
+    try:
+        until("the placed graph composed on the labelled platform", lambda: _composed(cp, claim))
+    finally:
+        cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{LABELLED_PLATFORM['metadata']['name']}")
 
 
 def test_crossplane_runs_as_its_service_account_under_the_aggregated_role(crossplane: Crossplane) -> None:

@@ -78,13 +78,14 @@ def conditions(out: Any) -> dict[str, tuple[str, str]]:
 # --- what each cloud composes ----------------------------------------------------------------------------------
 
 
+# The EnvironmentConfig comes first of all: it holds the platform's name and publishes its tenancy (not ready yet).
 CONTROL_PLANES = {
-    "aws": ["cluster", "role-cluster", "role-cluster-amazoneksclusterpolicy", "role-node",
+    "aws": ["cluster", "environmentconfig", "role-cluster", "role-cluster-amazoneksclusterpolicy", "role-node",
             "role-node-amazonec2containerregistryreadonly", "role-node-amazoneks-cni-policy",
             "role-node-amazoneksworkernodepolicy"],
-    "azure": ["cluster", "resourcegroup"],
-    "gcp": ["cluster"],
-    "existing": [],
+    "azure": ["cluster", "environmentconfig", "resourcegroup"],
+    "gcp": ["cluster", "environmentconfig"],
+    "existing": ["environmentconfig"],
 }  # fmt: skip
 AFTER_CLUSTER = {
     "aws": ["clusterauth", "nodepool-h100", "nodepool-system"],
@@ -136,8 +137,10 @@ def test_a_platform_composes_stage_after_stage_until_ready(cloud: str) -> None:
     releases = [g for g in groups if g[0].startswith("release-")]
     assert all(len(g) == 1 for g in releases), "one release at a time"
     expected = [CONTROL_PLANES[cloud], AFTER_CLUSTER[cloud], ["providerconfig-helm", "providerconfig-kubernetes"],
-                *releases, ["environmentconfig"]]  # fmt: skip
+                *releases]  # fmt: skip
     assert groups == [g for g in expected if g]
+    records = [by_key(out)["environmentconfig"]["data"]["cluster"]["ready"] for out in outs]
+    assert records == [False] * (len(outs) - 1) + [True], "the record says ready once every release is"
     last = outs[-1]
     assert last.composite["status"]["phase"] == "Ready"
     assert all(s == "True" for s, _ in conditions(last).values()), conditions(last)
@@ -174,10 +177,10 @@ def test_a_release_not_ready_holds_the_rest_back_and_the_status_says_which() -> 
 
 def test_an_existing_cluster_waits_for_its_kubeconfig_secret_and_says_so() -> None:
     out = run(claim("existing"))
-    assert keys(out) == []
+    assert keys(out) == ["environmentconfig"]
     assert conditions(out)["ClusterReady"] == ("False", "waiting for Secret gpu-lab-kubeconfig to hold key kubeconfig")
     wrong_key = run(claim("existing"), [], [kubeconfig_secret("gpu-lab-kubeconfig", "config")])
-    assert keys(wrong_key) == [], "a Secret without the key is not a kubeconfig"
+    assert keys(wrong_key) == ["environmentconfig"], "a Secret without the key is not a kubeconfig"
 
 
 # --- the composed objects --------------------------------------------------------------------------------------
@@ -236,7 +239,8 @@ def test_the_environment_config_is_a_platform_config_for_what_was_installed() ->
     assert config.lws_enabled and not config.kai_enabled and config.orchestrators.volcanoScheduler.enabled
     assert config.infrastructure.natsAddress == "nats://nats.dynamo-system.svc.cluster.local:4222"
     assert data["cluster"] == {"platform": "gpu-europe", "namespace": "platform", "cloud": "gcp",
-                               "region": "europe-west4"}  # fmt: skip
+                               "region": "europe-west4", "ready": True}  # fmt: skip
+    assert data["tenants"] == {"namespaces": ["platform"]}, "by default, graphs of its own namespace only"
     azure = OperatorConfig.model_validate(_preview("azure")["environmentconfig"]["data"])
     assert azure.ingress.virtualServiceGateway == "istio-system/dynamo-gateway", "spec.config is written over it"
     assert OperatorConfig.model_validate(_preview("existing")["environmentconfig"]["data"]).checkpoint.enabled

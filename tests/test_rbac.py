@@ -26,6 +26,7 @@ PLURALS = {
     "Service": "services",
     "ServiceAccount": "serviceaccounts",
     "ConfigMap": "configmaps",
+    "Namespace": "namespaces",
     "PersistentVolumeClaim": "persistentvolumeclaims",
     "Role": "roles",
     "RoleBinding": "rolebindings",
@@ -130,8 +131,9 @@ def checkpoint_kinds() -> set[tuple[str, str]]:
 def read_kinds() -> set[tuple[str, str]]:
     """What steps ask for as required resources (the status step's Grove objects, create: false PVCs)."""
     kinds = {(group_of(s.api_version), s.kind) for s in grove_requirements("pcs", "ns").values()}
-    # Pod: a checkpoint or profiling Job's, found by label; Node: a DGDR's GPU discovery
-    return kinds | {("", "PersistentVolumeClaim"), ("", "Pod"), ("", "Node")}
+    # Pod: a checkpoint or profiling Job's, found by label; Node: a DGDR's GPU discovery; Namespace: a placed
+    # graph's own, when its platform admits namespaces by label
+    return kinds | {("", "PersistentVolumeClaim"), ("", "Pod"), ("", "Node"), ("", "Namespace")}
 
 
 @pytest.fixture(scope="module")

@@ -305,6 +305,7 @@ def test_an_error_in_one_document_names_it(tmp_path: Path) -> None:
 def placed_platform_config(tmp_path: Path) -> Path:
     config = yaml.safe_load((REPO / "examples" / "operator-config.yaml").read_text())
     config["metadata"]["name"] = "dynamo-platform-gpu-east"
+    config["data"]["tenants"] = {"namespaces": ["dynamo-demo"]}  # as a DynamoPlatform admitting the graph publishes
     path = tmp_path / "gpu-east.yaml"
     path.write_text(yaml.safe_dump(config))
     return path

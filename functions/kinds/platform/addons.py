@@ -24,6 +24,7 @@ from functions.kinds.platform.platform_names import (
     environment_config_name,
     kubernetes_provider_config_name,
 )
+from functions.kinds.platform.tenancy import TENANTS_KEY, tenancy_data
 
 HELM = "helm.m.crossplane.io/v1beta1"
 ISTIO_NAMESPACE = "istio-system"
@@ -135,7 +136,7 @@ def render_provider_configs(platform: Platform, cloud: CloudPlan) -> dict[str, d
     }
 
 
-def platform_data(platform: Platform, endpoint: str | None) -> dict[str, Any]:
+def platform_data(platform: Platform, endpoint: str | None, ready: bool = True) -> dict[str, Any]:
     """The EnvironmentConfig's data: what the prerequisites imply, then ``spec.config`` over it."""
     pre = platform.spec.prerequisites
     data: dict[str, Any] = {
@@ -153,18 +154,27 @@ def platform_data(platform: Platform, endpoint: str | None) -> dict[str, Any]:
         data["ingress"] = {"controllerClassName": "nginx"}
     data = deep_merge(data, platform.spec.config)
     # Read by people and by DGDs placed on the platform; PlatformConfig ignores it.
-    data["cluster"] = {"platform": platform.name, "namespace": platform.namespace, "cloud": platform.spec.cloud}
+    data["cluster"] = {
+        "platform": platform.name,
+        "namespace": platform.namespace,
+        "cloud": platform.spec.cloud,
+        "ready": ready,
+    }
     if platform.spec.region:
         data["cluster"]["region"] = platform.spec.region
     if endpoint:
         data["cluster"]["endpoint"] = endpoint
+    # Who may place graphs on the platform: read by the placement step (functions/kinds/platform/tenancy.py).
+    data[TENANTS_KEY] = tenancy_data(platform.namespace, platform.spec.tenants)
     return data
 
 
-def render_environment_config(platform: Platform, endpoint: str | None) -> dict[str, Any]:
+def render_environment_config(platform: Platform, endpoint: str | None, ready: bool = True) -> dict[str, Any]:
+    """The platform's record: composed from its first reconcile (it holds the platform's name and publishes its
+    tenancy), ``data.cluster.ready`` once every prerequisite is installed."""
     return {
         "apiVersion": ENVIRONMENT_CONFIG_API_VERSION,
         "kind": "EnvironmentConfig",
         "metadata": {"name": environment_config_name(platform.name), "labels": {PLATFORM_LABEL: platform.name}},
-        "data": platform_data(platform, endpoint),
+        "data": platform_data(platform, endpoint, ready),
     }

@@ -30,11 +30,13 @@ from functions.kinds.platform.platform_names import (
     environment_config_name,
     kubernetes_provider_config_name,
 )
+from functions.kinds.platform.tenancy import admits, platform_namespace, record_ready
 from functions.kube.naming import cut_with_hash
 from functions.readiness.grove import PART_OF_LABEL, grove_children
 
 PLACEMENT_ANNOTATION = PLATFORM_LABEL
 PLACEMENT_REQUIREMENT = "placement-platform"
+NAMESPACE_REQUIREMENT = "placement-tenant-namespace"  # the XR's own namespace, for a platform's namespaceSelector
 NAMESPACE_RESOURCE = "placement-namespace"
 OBSERVE_PREFIX = "observe-"
 PLACED_LABEL = "function-dynamo.crossplane.io/placed"
@@ -166,21 +168,30 @@ def _run_placed(step: Step, req: StepRequest, platform: str) -> StepResponse:
     ask = {PLACEMENT_REQUIREMENT: ResourceSelector(ENVIRONMENT_CONFIG_API_VERSION, "EnvironmentConfig", config_name)}
     if PLACEMENT_REQUIREMENT not in req.required:
         return StepResponse(requirements=ask)  # Crossplane calls again with it
-    found = req.required.get(PLACEMENT_REQUIREMENT) or []
-    results: list[Result] = []
-    if not found:
-        where = f"metadata.annotations[{PLACEMENT_ANNOTATION}]"
-        message = (
-            f"{where}: DynamoPlatform {platform!r} is not ready: its EnvironmentConfig {config_name} does not exist"
-        )
-        if not is_preview(req.context):
-            return dataclasses.replace(fatal(message, reason="PlatformNotReady"), requirements=ask)
-        results.append(Result("warning", message + "; previewed with the default platform configuration"))
     try:
         claim = claimed_object(req.observed_composite, "placed composite")
     except SpecError as err:
         return fatal(str(err), reason="InvalidSpec")
     namespace = claim.namespace
+    found = req.required.get(PLACEMENT_REQUIREMENT) or []
+    results: list[Result] = []
+    where = f"metadata.annotations[{PLACEMENT_ANNOTATION}]"
+    unready = (
+        f"{where}: DynamoPlatform {platform!r} is not ready: its EnvironmentConfig {config_name} does not exist"
+        if not found
+        else f"{where}: DynamoPlatform {platform!r} is not ready: its prerequisites are being installed"
+        if not record_ready(found[0])
+        else ""
+    )
+    if found:
+        refused, ask = _admission(req, found[0], platform, namespace, ask)
+        if refused is not None:
+            return refused
+    if unready:
+        if not is_preview(req.context):
+            return dataclasses.replace(fatal(unready, reason="PlatformNotReady"), requirements=ask)
+        what = "its configuration as it stands" if found else "the default platform configuration"
+        results.append(Result("warning", f"{unready}; previewed with {what}"))
     inner = dataclasses.replace(
         req,
         observed_resources=_unwrap_observed(req.observed_resources),
@@ -212,6 +223,35 @@ def _run_placed(step: Step, req: StepRequest, platform: str) -> StepResponse:
     if result.fatal:
         return dataclasses.replace(result, requirements={**requirements, **ask})
     return _wrap_response(result, platform, claim.name, namespace, lookups, {**requirements, **ask}, results)
+
+
+def _admission(
+    req: StepRequest, record: dict[str, Any], platform: str, namespace: str, ask: dict[str, ResourceSelector]
+) -> tuple[StepResponse | None, dict[str, ResourceSelector]]:
+    """A Fatal (and what to ask Crossplane for) when the platform does not admit graphs of ``namespace``, as its
+    EnvironmentConfig publishes; None when it does. A label selector needs the namespace's labels: the namespace
+    is asked for (it is the XR's own, never one a manifest names)."""
+    labels: dict[str, str] | None = None
+    verdict = admits(record, namespace, None)
+    if verdict is None:
+        ask = {**ask, NAMESPACE_REQUIREMENT: ResourceSelector("v1", "Namespace", match_name=namespace)}
+        if NAMESPACE_REQUIREMENT not in req.required:
+            return StepResponse(requirements=ask), ask
+        seen = req.required.get(NAMESPACE_REQUIREMENT) or []
+        labels = ((seen[0].get("metadata") or {}).get("labels") or {}) if seen else {}
+        verdict = admits(record, namespace, labels)
+    if verdict:
+        return None, ask
+    owner = platform_namespace(record)
+    where = f"metadata.annotations[{PLACEMENT_ANNOTATION}]: DynamoPlatform {platform!r}"
+    message = (
+        f"{where} (namespace {owner}) does not admit graphs of namespace {namespace}: its platform team lists the "
+        "namespaces it admits in its spec.tenants (namespaces, namespaceSelector)"
+        if owner
+        else f"{where} admits no namespace: its EnvironmentConfig {environment_config_name(platform)} publishes no "
+        "data.tenants (written by a DynamoPlatform, or by hand as data.tenants.namespaces)"
+    )
+    return dataclasses.replace(fatal(message, reason="NamespaceNotAdmitted"), requirements=ask), ask
 
 
 def _observe_key(ref: dict[str, Any]) -> str:

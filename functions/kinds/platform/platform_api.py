@@ -132,6 +132,34 @@ class Prerequisites(DynamoModel):
     nats: Prerequisite = Field(default_factory=Prerequisite)
 
 
+NAMESPACE_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+LABEL_KEY = Annotated[str, Field(min_length=1, max_length=316)]
+LABEL_VALUE = Annotated[str, Field(max_length=63)]
+
+
+class LabelSelectorRequirement(DynamoModel):
+    key: LABEL_KEY
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: Annotated[list[LABEL_VALUE], Field(max_length=64)] = Field(default_factory=list)
+
+
+class NamespaceSelector(DynamoModel):
+    """Namespaces by their labels, as a Kubernetes label selector: every given term must hold."""
+
+    matchLabels: Annotated[dict[str, LABEL_VALUE], Field(max_length=64)] = Field(default_factory=dict)
+    matchExpressions: Annotated[list[LabelSelectorRequirement], Field(max_length=16)] = Field(default_factory=list)
+
+
+class Tenants(DynamoModel):
+    """The namespaces whose graphs may be placed on the platform, besides the platform's own namespace (always
+    admitted): those listed, and those whose labels the selector matches. Empty: the platform's namespace only."""
+
+    namespaces: Annotated[
+        list[Annotated[str, Field(pattern=NAMESPACE_PATTERN, max_length=63)]], Field(max_length=256)
+    ] = Field(default_factory=list)
+    namespaceSelector: NamespaceSelector | None = None
+
+
 class DynamoPlatformSpec(DynamoModel):
     cloud: Cloud
     region: Annotated[str, Field(max_length=64)] | None = None
@@ -144,6 +172,7 @@ class DynamoPlatformSpec(DynamoModel):
     systemNodePool: SystemNodePool | None = None
     gpuNodePools: Annotated[list[GPUNodePool], Field(max_length=16)] = Field(default_factory=list)
     prerequisites: Prerequisites = Field(default_factory=Prerequisites)
+    tenants: Tenants = Field(default_factory=Tenants)
     # PlatformConfig fields (functions.api.operator_config) written over the ones derived from the prerequisites,
     # e.g. an ingress hostSuffix.
     config: FreeObject = Field(default_factory=dict)

@@ -5,7 +5,10 @@
 3. Once the kubeconfig Secret holds its key (a required resource; a provider writes it): the provider-helm and
    provider-kubernetes configurations for the cluster.
 4. Once every node pool is Ready: the Helm Releases, each after the one before it is Ready.
-5. Once every Release is Ready: the EnvironmentConfig ``dynamo-platform-<name>``; the platform is then Ready.
+5. Once every Release is Ready: the EnvironmentConfig ``dynamo-platform-<name>`` says ``data.cluster.ready``; the
+   platform is then Ready. (That EnvironmentConfig is composed from the first reconcile: it holds the platform's
+   cluster-wide name, so a second platform of the name is refused before it composes anything, and it
+   publishes which namespaces may place graphs on the platform: ``functions.kinds.platform.tenancy``.)
 
 A render (``function-dynamo render``) previews every stage at once. What is composed stays composed: a stage
 that stops being Ready holds the next ones back but deletes nothing.
@@ -13,12 +16,13 @@ that stops being Ready holds the next ones back but deletes nothing.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from functions.api.graph import SpecError
 from functions.api.normalise import claimed_object, parse_xr_spec
-from functions.api.operator_config import OperatorConfig
+from functions.api.operator_config import ENVIRONMENT_CONFIG_API_VERSION, OperatorConfig
 from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import DesiredResource, ResourceSelector, StepRequest, StepResponse, fatal, is_preview
 from functions.kinds.platform.addons import (
@@ -34,8 +38,10 @@ from functions.kinds.platform.gcp import render_gcp
 from functions.kinds.platform.platform_api import DynamoPlatformSpec, platform_problems
 from functions.kinds.platform.platform_names import environment_config_name, kubernetes_provider_config_name
 from functions.kinds.platform.platform_status import PlatformStatus, is_ready, kubeconfig_server, resource_state
+from functions.kinds.platform.tenancy import holder
 
 KUBECONFIG_REQUIREMENT = "kubeconfig"
+RECORD_REQUIREMENT = "platform-record"  # the platform's own EnvironmentConfig, if it exists: who holds the name
 ENVIRONMENT_CONFIG_RESOURCE = "environmentconfig"
 PENDING_TTL_SECONDS = 15
 READY_TTL_SECONDS = 60
@@ -89,6 +95,21 @@ def dynamo_platform(req: StepRequest) -> StepResponse:
         return fatal(str(err), reason="InvalidSpec")
     platform = Platform(claim.name, claim.namespace, spec)
     preview = is_preview(req.context)
+    record_name = environment_config_name(platform.name)
+    requirements = {
+        RECORD_REQUIREMENT: ResourceSelector(ENVIRONMENT_CONFIG_API_VERSION, "EnvironmentConfig", record_name)
+    }
+    if RECORD_REQUIREMENT not in req.required:
+        return StepResponse(requirements=requirements)  # nothing composed before the name is known to be free
+    for record in req.required.get(RECORD_REQUIREMENT) or []:
+        other = holder(record, (xr.get("metadata") or {}).get("uid"), platform.namespace)
+        if other is not None:
+            message = (
+                f"metadata.name: a DynamoPlatform named {platform.name!r} exists in namespace {other} already "
+                f"(its EnvironmentConfig {record_name} holds the name): a platform's name is cluster-wide; "
+                "choose another"
+            )
+            return replace(fatal(message, reason="NameTaken"), requirements=requirements)
     observed = req.observed_resources
     plan = cloud_plan(platform)
     status = PlatformStatus()
@@ -149,20 +170,23 @@ def dynamo_platform(req: StepRequest) -> StepResponse:
                 "state": state,
             }
         )
-    if installing or ENVIRONMENT_CONFIG_RESOURCE in observed:
-        exists = ENVIRONMENT_CONFIG_RESOURCE in observed or preview
-        compose(ENVIRONMENT_CONFIG_RESOURCE, render_environment_config(platform, status.endpoint), ready=exists)
-        if exists:
-            status.environment_config = environment_config_name(platform.name)
+    # Composed from the start: it holds the platform's name and publishes its tenancy; placed graphs wait for
+    # data.cluster.ready.
+    exists = ENVIRONMENT_CONFIG_RESOURCE in observed or preview
+    record = render_environment_config(platform, status.endpoint, ready=installing and exists)
+    compose(ENVIRONMENT_CONFIG_RESOURCE, record, ready=exists)
+    if installing and exists:
+        status.environment_config = record_name
     return StepResponse(
         desired_resources=desired,
         composite_status=status.as_status(),
         composite_ready=status.ready,
         conditions=status.conditions(),
         requirements={
+            **requirements,
             KUBECONFIG_REQUIREMENT: ResourceSelector(
                 "v1", "Secret", match_name=secret_name, namespace=platform.namespace
-            )
+            ),
         },
         ttl_seconds=READY_TTL_SECONDS if status.ready else PENDING_TTL_SECONDS,
     )

@@ -51,6 +51,31 @@ def plural(kind: str) -> str:
     return crd["spec"]["names"]["plural"]
 
 
+def served_resources(client: Client, group_version: str) -> list[dict[str, Any]]:
+    """The API server's discovery of one group version (``v1`` is the core group's): its resources, subresources
+    left out; [] when it does not serve the group version."""
+    base = f"/apis/{group_version}" if "/" in group_version else f"/api/{group_version}"
+    try:
+        resources = client.get(base).get("resources") or []
+    except APIError as err:
+        if err.code != 404:
+            raise
+        return []
+    return [r for r in resources if "/" not in r["name"]]
+
+
+def collection_of(client: Client, obj: dict[str, Any], default_namespace: str | None = None) -> str | None:
+    """The collection path of ``obj``'s kind (in its namespace, else ``default_namespace``, when namespaced);
+    None when the API server does not serve the kind."""
+    group_version = obj["apiVersion"]
+    found = next((r for r in served_resources(client, group_version) if r["kind"] == obj["kind"]), None)
+    if found is None:
+        return None
+    base = f"/apis/{group_version}" if "/" in group_version else f"/api/{group_version}"
+    namespace = (obj.get("metadata") or {}).get("namespace", default_namespace) if found["namespaced"] else None
+    return base + (f"/namespaces/{namespace}" if namespace else "") + f"/{found['name']}"
+
+
 def _condition(crd: dict[str, Any], type_: str) -> dict[str, Any] | None:
     return next((c for c in (crd.get("status") or {}).get("conditions") or [] if c.get("type") == type_), None)
 

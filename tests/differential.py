@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 from differential_compare import Key, normalised
 
-from apiserver import ensure_namespace, resource_path
+from apiserver import ensure_namespace, resource_path, served_resources
 from controlplane import APIError, ControlPlane
 from corpus import as_upstream_admits, corpus_dgds, without_matcher_directives
 
@@ -208,8 +208,7 @@ def stored_objects(cp: ControlPlane, namespaces: Iterable[str]) -> dict[Key, Obj
 
 
 def _kind_of(cp: ControlPlane, group_version: str, plural: str) -> str:
-    base = f"/apis/{group_version}" if "/" in group_version else f"/api/{group_version}"
-    return next(r["kind"] for r in cp.client.get(base)["resources"] if r["name"] == plural)
+    return next(r["kind"] for r in served_resources(cp.client, group_version) if r["name"] == plural)
 
 
 def settle(

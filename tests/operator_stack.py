@@ -42,7 +42,7 @@ from typing import Any
 
 import yaml
 
-from apiserver import ensure_namespace, install_crd, resource_path, until
+from apiserver import collection_of, ensure_namespace, install_crd, resource_path, until
 from controlplane import APIError, ControlPlane, free_port, start_process, wait_for
 from crossplane_core import apply, install_target_crds, port_open
 from crossplane_rbac import service_account_kubeconfig
@@ -211,18 +211,7 @@ def render_chart(helm: Path, chart: Path, ca_bundle: bytes, *extra: str) -> list
 
 def _collection(cp: ControlPlane, obj: Obj) -> str | None:
     """The collection path of ``obj``'s kind, or None when the API server does not serve it."""
-    group_version = obj["apiVersion"]
-    base = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
-    try:
-        resources = cp.client.get(base)["resources"]
-    except APIError:
-        return None
-    plural = next((r["name"] for r in resources if r["kind"] == obj["kind"] and "/" not in r["name"]), None)
-    if plural is None:
-        return None
-    namespaced = next(r["namespaced"] for r in resources if r["name"] == plural)
-    namespace = obj["metadata"].get("namespace", NAMESPACE) if namespaced else None
-    return base + (f"/namespaces/{namespace}" if namespace else "") + f"/{plural}"
+    return collection_of(cp.client, obj, NAMESPACE)
 
 
 def conversion_to(cp: ControlPlane, *, url: str | None, service: Obj | None = None) -> None:

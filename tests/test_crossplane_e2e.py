@@ -18,7 +18,7 @@ import pytest
 import yaml
 from composites import manifest_path, resource_refs
 
-from apiserver import derived_crds, ensure_namespace, resource_path
+from apiserver import derived_crds, ensure_namespace, resource_path, served_resources
 from apiserver import plural as plural_of
 from controlplane import APIError
 from corpus import EXAMPLE_CLAIMS, examples_of_kind
@@ -58,16 +58,12 @@ def object_path(api_version: str, kind_plural: str, namespace: str | None, name:
 
 def api_plurals(xp: Crossplane) -> dict[tuple[str, str], tuple[str, bool]]:
     """(apiVersion, kind) -> (plural, namespaced), from the API server's discovery."""
-    out: dict[tuple[str, str], tuple[str, bool]] = {}
     client = xp.cp.client
-    groups = [("v1", "/api/v1")]
-    for group in client.get("/apis")["groups"]:
-        for version in group["versions"]:
-            groups.append((version["groupVersion"], f"/apis/{version['groupVersion']}"))
-    for group_version, path in groups:
-        for resource in client.get(path).get("resources", []):
-            if "/" not in resource["name"]:
-                out[(group_version, resource["kind"])] = (resource["name"], resource["namespaced"])
+    versions = ["v1", *(v["groupVersion"] for g in client.get("/apis")["groups"] for v in g["versions"])]
+    out: dict[tuple[str, str], tuple[str, bool]] = {}
+    for group_version in versions:
+        for resource in served_resources(client, group_version):
+            out[(group_version, resource["kind"])] = (resource["name"], resource["namespaced"])
     return out
 
 

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from functions.api.echo import shown
 from functions.kinds import GROUP, KINDS, kind_of
+from functions.tooling.input_bounds import (
+    InputRefused,
+    check_document_size,
+    check_value_count,
+    check_yaml_document,
+    read_limited,
+)
 
 # claim kind -> (XR kind, referenceable XR apiVersion): the claims package's kinds. In the default package a
 # kind's manifest is its own (namespaced) XR, unless its Kind keeps the claims shape (``Kind.namespaced``).
@@ -38,7 +48,15 @@ class DuplicateKey(yaml.YAMLError):
 
 class _ManifestLoader(_SAFE_LOADER):  # type: ignore[misc, valid-type]
     """The safe loader, refusing a mapping key given twice as kubectl's YAML decoder does (the same key text;
-    a merge key ``<<`` may be overridden)."""
+    a merge key ``<<`` may be overridden), and each document beyond the input bounds before it is built
+    (``functions.tooling.input_bounds``: nesting, aliases, numbers)."""
+
+    start_line = 0  # where the document being built starts
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        self.start_line = node.start_mark.line + 1
+        check_yaml_document(node, self)
+        return super().construct_document(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         if isinstance(node, yaml.MappingNode):
@@ -48,7 +66,7 @@ class _ManifestLoader(_SAFE_LOADER):  # type: ignore[misc, valid-type]
                     first = seen.setdefault(key_node.value, key_node)
                     if first is not key_node:
                         raise DuplicateKey(
-                            f'line {key_node.start_mark.line + 1}: mapping key "{key_node.value}" '
+                            f'line {key_node.start_mark.line + 1}: mapping key "{shown(key_node.value)}" '
                             f"already defined at line {first.start_mark.line + 1}"
                         )
         return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
@@ -56,15 +74,55 @@ class _ManifestLoader(_SAFE_LOADER):  # type: ignore[misc, valid-type]
 
 def load_documents(path: Path) -> list[dict[str, Any]]:
     """Every non-empty YAML document of a file, or of every .yaml/.yml file in a directory (sorted); a mapping
-    key given twice is an error naming the file, the line and the key."""
+    key given twice is an error naming the file, the line and the key, and so is a file or a document beyond the
+    input bounds (``functions.tooling.input_bounds``)."""
+    return [doc for _, doc in located_documents(path)]
+
+
+def located_documents(path: Path) -> list[tuple[str, Any]]:
+    """``load_documents``, each document with where it is: ``FILE#index`` (its index among the file's non-empty
+    documents, as ``validate`` names it)."""
     files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
-    docs: list[dict[str, Any]] = []
+    docs: list[tuple[str, Any]] = []
     for file in files:
         try:
-            with file.open() as f:
-                docs.extend(d for d in yaml.load_all(f, Loader=_ManifestLoader) if d)
+            data = read_limited(file)
+            check_value_count(data)
+            loader = _ManifestLoader(data)
+            collecting = gc.isenabled()
+            gc.disable()  # a document builds objects by the thousand, none of them in a cycle: nothing to collect
+            try:
+                index = 0
+                while loader.check_data():
+                    doc = loader.get_data()
+                    if doc:
+                        try:
+                            check_document_size(doc)
+                        except InputRefused as err:
+                            raise InputRefused(f"the document at line {loader.start_line}: {err}") from None
+                        docs.append((f"{file}#{index}", doc))
+                        index += 1
+            finally:
+                loader.dispose()
+                if collecting:
+                    gc.enable()
         except yaml.YAMLError as err:
             raise ManifestError(f"{file}: not valid YAML: {err}") from None
+        except InputRefused as err:
+            raise ManifestError(f"{file}: {err}") from None
+    return docs
+
+
+def checked_objects(path: Path, check: Callable[[Any], None]) -> list[dict[str, Any]]:
+    """``load_documents``, each document passed to ``check`` (``functions.tooling.input_bounds``): what it
+    refuses is an error naming the file, the document and the field."""
+    docs = []
+    for where, doc in located_documents(path):
+        try:
+            check(doc)
+        except InputRefused as err:
+            raise ManifestError(f"{where}: {err}") from None
+        docs.append(doc)
     return docs
 
 

@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from functions.api.echo import cut
 from functions.kinds import GROUP, KINDS, kind_of
 from functions.tooling.cache import cache_dir, keep
 from functions.tooling.manifests import CLAIM_KINDS, CLUSTER_XR_KINDS, load_documents
@@ -102,6 +103,6 @@ def admit_manifest(
 def refusal(doc: dict[str, Any], admission: Admission) -> str:
     """The refusal as kubectl prints it: ``The <Kind> "<name>" is invalid:`` then one line per violation."""
     name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
-    lines = [f'The {doc.get("kind")} "{name or ""}" is invalid:']
+    lines = [f'The {doc.get("kind")} "{cut(str(name or ""))}" is invalid:']
     lines += [f"* {v}" for v in admission.result.violations]
     return "\n".join(lines)

@@ -14,11 +14,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from functions.api.echo import shown
 from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import PREVIOUS_COMPOSITE_CONTEXT_KEY, StepRequest
 from functions.kinds import kind_of, render_step
 from functions.tooling.admit_manifest import admit_manifest, served
-from functions.tooling.manifests import ManifestError, as_xr, load_documents
+from functions.tooling.input_bounds import InputRefused, check_object, check_request_depth
+from functions.tooling.manifests import ManifestError, as_xr, checked_objects, load_documents
 from functions.tooling.validation import FieldValidation
 
 
@@ -45,8 +47,13 @@ def validate_document(
     operator_config: list[dict[str, Any]] | None = None,
     field_validation: FieldValidation = "Strict",
 ) -> DocumentReport:
-    name = (doc.get("metadata") or {}).get("name", "?")
-    report = DocumentReport(f"{where} {doc.get('kind')}/{name}", kind=str(doc.get("kind")), name=str(name))
+    name = shown(str(_identity(doc)[0] or "?"))
+    report = DocumentReport(f"{where} {doc.get('kind')}/{name}", kind=str(doc.get("kind")), name=name)
+    try:
+        check_request_depth(doc)  # what a composition function could not be sent
+    except InputRefused as err:
+        report.violations.append(str(err))
+        return report
     admission = admit_manifest(doc, old=old, field_validation=field_validation)
     result = admission.result
     report.violations += [str(v) for v in result.violations]
@@ -70,6 +77,13 @@ def validate_document(
     return report
 
 
+def _identity(doc: dict[str, Any]) -> tuple[str | None, Any]:
+    """(name, kind) of a manifest, the name None unless it is a string (the schema check then names it)."""
+    meta = doc.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return (name if isinstance(name, str) else None), doc.get("kind")
+
+
 def validate_files(
     paths: list[Path],
     old: Path | None = None,
@@ -79,8 +93,8 @@ def validate_files(
 ) -> tuple[list[DocumentReport], int]:
     """Reports for every document this package serves (and one for each file that is not valid YAML), and the
     number of other documents skipped. ``progress(files done, files)`` is called after each file."""
-    platform_docs = load_documents(operator_config) if operator_config else []
-    old_docs = {((d.get("metadata") or {}).get("name"), d.get("kind")): d for d in load_documents(old)} if old else {}
+    platform_docs = checked_objects(operator_config, check_object) if operator_config else []
+    old_docs = {_identity(d): d for d in load_documents(old) if isinstance(d, dict)} if old else {}
     reports, skipped = [], 0
     files = [f for p in paths for f in (sorted(p.rglob("*.y*ml")) if p.is_dir() else [p])]
     for done, path in enumerate(files, 1):
@@ -93,7 +107,7 @@ def validate_files(
             if not served(doc):
                 skipped += 1
                 continue
-            previous = old_docs.get(((doc.get("metadata") or {}).get("name"), doc.get("kind")))
+            previous = old_docs.get(_identity(doc))
             report = validate_document(doc, f"{path}#{index}", previous, platform_docs, field_validation)
             reports.append(replace(report, file=str(path), index=index))
         if progress is not None:

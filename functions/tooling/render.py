@@ -12,16 +12,19 @@ from typing import Any, TypeVar
 
 import click
 
+from functions.api.echo import clipped, shown
 from functions.kinds import GROUP
 from functions.tooling.admit_manifest import admit_manifest, refusal, served, with_namespace
 from functions.tooling.hints import hints_for
+from functions.tooling.input_bounds import InputRefused, check_object, check_request_depth
 from functions.tooling.manifests import (
     CLAIM_KINDS,
     CLUSTER_XR_KINDS,
     ManifestError,
     as_xr,
+    checked_objects,
     find_composition,
-    load_documents,
+    located_documents,
 )
 from functions.tooling.options import field_validation_option, output_option
 from functions.tooling.output import format_objects
@@ -39,7 +42,7 @@ class Refused(Exception):
 def admitted(doc: dict[str, Any], field_validation: FieldValidation, *, claims: bool = False) -> dict[str, Any]:
     admission = admit_manifest(doc, field_validation=field_validation, claims=claims)
     for warning in admission.warnings:
-        click.echo(f"Warning: {warning}", err=True)
+        click.echo(clipped(f"Warning: {warning}"), err=True)
     if admission.object is None:
         raise Refused(refusal(doc, admission))
     return admission.object
@@ -73,7 +76,7 @@ def _describe(doc: Any) -> str:
     if not isinstance(doc, dict):
         return f"(a {type(doc).__name__}, not an object)"
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    return f"{doc.get('kind')}/{meta.get('name', '')}"
+    return f"{shown(doc.get('kind'))}/{shown(meta.get('name', ''))}"
 
 
 def _not_served(doc: Any) -> str:
@@ -81,26 +84,32 @@ def _not_served(doc: Any) -> str:
     if not isinstance(doc, dict):
         return "not a Kubernetes object"
     if doc.get("kind") in {*CLAIM_KINDS, *CLUSTER_XR_KINDS}:
-        return f"apiVersion: {doc.get('apiVersion')!r} is not in group {GROUP}"
-    return f"kind: {doc.get('kind')!r} is not a kind this package serves"
+        return f"apiVersion: {shown(repr(doc.get('apiVersion')))} is not in group {GROUP}"
+    return f"kind: {shown(repr(doc.get('kind')))} is not a kind this package serves"
 
 
 def manifests_in(path: Path, name: str | None) -> list[Manifest]:
     """The claims and XRs of ``path`` in document order (only those named ``name`` if given); every other
-    document is skipped with a note on stderr."""
-    docs = load_documents(path)
+    document is skipped with a note on stderr. A claim or XR protobuf cannot carry to the steps is an error
+    naming the field (``check_request_depth``)."""
+    docs = located_documents(path)
     found = []
-    for index, doc in enumerate(docs):
+    for where, doc in docs:
         if served(doc):
-            found.append(Manifest(f"{path}#{index}", doc))
+            try:
+                check_request_depth(doc)
+            except InputRefused as err:
+                raise ManifestError(f"{where}: {err}") from None
+            found.append(Manifest(where, doc))
         else:
-            click.echo(f"function-dynamo render: skipped {path}#{index} {_describe(doc)}: {_not_served(doc)}", err=True)
+            click.echo(f"function-dynamo render: skipped {where} {_describe(doc)}: {_not_served(doc)}", err=True)
     chosen = [m for m in found if name is None or m.name == name]
     if chosen:
         return chosen
     if found:
-        names = ", ".join(str(m.name) for m in found)
-        raise ManifestError(f"{path}: no claim or XR named {name!r} (the file holds {names})")
+        names = ", ".join(shown(str(m.name)) for m in found[:10])
+        names += f", and {len(found) - 10} more" if len(found) > 10 else ""
+        raise ManifestError(f"{path}: no claim or XR named {shown(repr(name))} (the file holds {names})")
     raise ManifestError(
         f"{path}: no claim or XR this package serves ({', '.join(CLAIM_KINDS)}); {len(docs)} other documents skipped"
     )
@@ -126,7 +135,7 @@ def warn(outputs: list[RenderOutput], where: str, seen: set[str]) -> None:
         message = f"{where}{result['message']}"
         if message not in seen:
             seen.add(message)
-            click.echo(f"Warning: {message}", err=True)
+            click.echo(clipped(f"Warning: {message}"), err=True)
             hint(result["message"])
 
 
@@ -208,9 +217,11 @@ def render_cmd(
             click.echo(format_objects(xrs, output_format), nl=False)
             return
         inputs = Inputs(
-            compositions=load_documents(composition or REPO_ROOT / "compositions"),  # with compositions/claims/
-            observed=load_documents(observed_resources) if observed_resources else [],
-            required=load_documents(required_resources) if required_resources else [],
+            # with compositions/claims/; each Composition's step inputs travel in the requests
+            compositions=checked_objects(composition or REPO_ROOT / "compositions", check_request_depth),
+            # objects as a cluster holds them, sent to the steps
+            observed=checked_objects(observed_resources, check_object) if observed_resources else [],
+            required=checked_objects(required_resources, check_object) if required_resources else [],
             claims=claims,
             nested=nested,
         )
@@ -221,11 +232,11 @@ def render_cmd(
             warn(outputs, f"{manifest.where}: " if several else "", seen)
             objects += printed(outputs, xr, include_full_xr, include_function_results)
     except (ManifestError, RenderError) as err:
-        click.echo(f"function-dynamo render: {err}", err=True)
-        hint(str(err))
+        click.echo(clipped(f"function-dynamo render: {err}"), err=True)
+        hint(clipped(str(err)))
         sys.exit(1)
     except Refused as refused:
-        click.echo(str(refused), err=True)
+        click.echo("\n".join(map(clipped, str(refused).split("\n"))), err=True)
         sys.exit(1)
     click.echo(format_objects(objects, output_format), nl=False)
 

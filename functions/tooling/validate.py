@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from functions.api.echo import clipped
 from functions.tooling.hints import hints_for
 from functions.tooling.manifests import ManifestError
 from functions.tooling.options import field_validation_option, output_option
@@ -59,7 +60,7 @@ def validate_cmd(
             progress=_progress(),  # type: ignore[arg-type]
         )
     except ManifestError as err:
-        click.echo(f"function-dynamo validate: {err}", err=True)
+        click.echo(clipped(f"function-dynamo validate: {err}"), err=True)
         sys.exit(2)
     if output_format == "json":
         click.echo(json.dumps(json_report(reports, skipped), indent=4, ensure_ascii=False))
@@ -75,15 +76,15 @@ def print_report(reports: list[DocumentReport], skipped: int, verbose: bool) -> 
     for report in reports:
         if report.ok and not report.warnings and not verbose:
             continue
-        click.echo(f"{'FAIL' if not report.ok else 'ok  '} {report.where}")
+        click.echo(clipped(f"{'FAIL' if not report.ok else 'ok  '} {report.where}"))
         for line in report.warnings:
-            click.echo(f"  Warning: {line}")
+            click.echo(clipped(f"  Warning: {line}"))
         for line in report.violations:
-            click.echo(textwrap.indent(line, "  "))
+            click.echo(textwrap.indent(clipped(line), "  "))
         for line in _hints(report):
-            click.echo(f"  hint: {line}")
+            click.echo(clipped(f"  hint: {line}"))
         for line in report.notes if verbose else []:
-            click.echo(f"  note: {line}")
+            click.echo(clipped(f"  note: {line}"))
     click.echo(f"{len(reports) - len(bad)} valid, {len(bad)} invalid, {skipped} other documents skipped")
 
 
@@ -96,9 +97,9 @@ def json_report(reports: list[DocumentReport], skipped: int) -> dict[str, Any]:
             "kind": r.kind,
             "name": r.name,
             "valid": r.ok,
-            "violations": r.violations,
-            "warnings": r.warnings,
-            "notes": r.notes,
+            "violations": [clipped(v) for v in r.violations],
+            "warnings": [clipped(w) for w in r.warnings],
+            "notes": [clipped(n) for n in r.notes],
             "hints": _hints(r),
         }
         for r in reports
@@ -108,7 +109,7 @@ def json_report(reports: list[DocumentReport], skipped: int) -> dict[str, Any]:
 
 
 def _hints(report: DocumentReport) -> list[str]:
-    return [line for violation in report.violations for line in hints_for(violation, "validate")]
+    return [line for violation in report.violations for line in hints_for(clipped(violation), "validate")]
 
 
 def _progress() -> Callable[[int, int], None] | None:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from functions.api.echo import cut
+
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -116,20 +118,20 @@ def check_objectmeta(mode: str, meta: Any) -> Iterator[Problem]:
     if isinstance(name, str) and name:
         problem = _check_name(mode, name)
         if problem:
-            yield ("name",), f'Invalid value: "{name}": {problem}'
+            yield ("name",), f'Invalid value: "{cut(name)}": {problem}'
     namespace = meta.get("namespace")
     if isinstance(namespace, str) and namespace and not _DNS1123_LABEL.match(namespace):
-        yield ("namespace",), f'Invalid value: "{namespace}": a lowercase RFC 1123 label must be valid'
+        yield ("namespace",), f'Invalid value: "{cut(namespace)}": a lowercase RFC 1123 label must be valid'
     labels = meta.get("labels")
     if isinstance(labels, dict):
         for key, value in labels.items():
             problem = _qualified_name(str(key))
             if problem:
-                yield ("labels", str(key)), f'Invalid value: "{key}": {problem}'
+                yield ("labels", str(key)), f'Invalid value: "{cut(str(key))}": {problem}'
             if isinstance(value, str) and value and (len(value) > 63 or not _QUALIFIED_NAME.match(value)):
                 yield (
                     ("labels", str(key)),
-                    f'Invalid value: "{value}": a valid label value must be 63 '
+                    f'Invalid value: "{cut(value)}": a valid label value must be 63 '
                     "characters or less, alphanumeric, '-', '_' or '.', starting and ending alphanumeric",
                 )
     annotations = meta.get("annotations")
@@ -138,7 +140,7 @@ def check_objectmeta(mode: str, meta: Any) -> Iterator[Problem]:
         for key, value in annotations.items():
             problem = _qualified_name(str(key))
             if problem:
-                yield ("annotations", str(key)), f'Invalid value: "{key}": {problem}'
+                yield ("annotations", str(key)), f'Invalid value: "{cut(str(key))}": {problem}'
             total += len(str(key)) + (len(value) if isinstance(value, str) else 0)
         if total > _TOTAL_ANNOTATION_SIZE:
             yield ("annotations",), f"Too long: may not be more than {_TOTAL_ANNOTATION_SIZE} bytes"
@@ -153,7 +155,7 @@ def check_type_meta(obj: Any) -> Iterator[Problem]:
         if not api_version:
             yield ("apiVersion",), "Invalid value: must not be empty"
         elif api_version.count("/") > 1 or api_version.startswith("/") or api_version.endswith("/"):
-            yield ("apiVersion",), f'Invalid value: "{api_version}": unexpected GroupVersion string'
+            yield ("apiVersion",), f'Invalid value: "{cut(api_version)}": unexpected GroupVersion string'
     kind = obj.get("kind")
     if isinstance(kind, str):
         if not kind:
@@ -161,5 +163,5 @@ def check_type_meta(obj: Any) -> Iterator[Problem]:
         elif len(kind) > 63 or not _DNS1035_LABEL.match(kind.lower()):
             yield (
                 ("kind",),
-                f'Invalid value: "{kind}": may have mixed case, but should otherwise be a DNS-1035 label',
+                f'Invalid value: "{cut(kind)}": may have mixed case, but should otherwise be a DNS-1035 label',
             )

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from functions.api.echo import cut
 from functions.api.schema_check import has_type, json_type
 
 from . import paths
@@ -91,9 +92,9 @@ def _add(errors: Errors, rule: str, message: str, *where: str | int) -> None:
 
 def _show(value: Any) -> str:
     try:
-        return json.dumps(value, sort_keys=True)
+        return cut(json.dumps(value, sort_keys=True))
     except (TypeError, ValueError):
-        return repr(value)
+        return cut(repr(value))
 
 
 def _equal(one: Any, two: Any) -> bool:
@@ -130,7 +131,7 @@ def _required(want: list[str], value: Any, schema: Schema, errors: Errors) -> No
 
 def _format(want: str, value: Any, schema: Schema, errors: Errors) -> None:
     if isinstance(value, str) and not check_format(want, value):
-        _add(errors, "format", f"must be of type {want}: {json.dumps(value)}")
+        _add(errors, "format", f"must be of type {want}: {cut(json.dumps(value))}")
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}
@@ -264,7 +265,7 @@ def _closed(want: frozenset[str], value: Any, schema: Schema, errors: Errors) ->
     if isinstance(value, dict):
         for key in value:
             if key not in want:
-                _add(errors, "unknown field", f'unknown field "{key}"', key)
+                _add(errors, "unknown field", f'unknown field "{cut(str(key))}"', key)
 
 
 def _canonical(value: Any) -> str:
@@ -286,7 +287,7 @@ def _list_type(want: tuple[str, tuple[str, ...]], value: Any, schema: Schema, er
             shown = item
         canonical = _canonical(shown)
         if canonical in seen:
-            _add(errors, "duplicate", f"Duplicate value: {json.dumps(shown, sort_keys=True)}", index)
+            _add(errors, "duplicate", f"Duplicate value: {cut(json.dumps(shown, sort_keys=True))}", index)
         seen.add(canonical)
 
 

@@ -14,13 +14,20 @@ anything is composed, and ``function-dynamo validate`` reports it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from functions.api.echo import shown
 from functions.api.graph import SpecError
 
 MAX_LABEL = 63  # a DNS-1035 label, and a label value
+# A component's name is part of the names of what it composes (its Service, workloads and Grove clique, label
+# values), which the cluster checks as DNS-1123 names: ASCII letters, digits, '-' and '.' (a Service name gets '-'
+# for '.'), a letter or digit first and last, at most 63 characters. The v1beta1 schema asks the same of
+# spec.components[].name (without '.'); v1alpha1's service keys and a DCD's serviceName have no schema rule.
+COMPONENT_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9.]{0,61}[A-Za-z0-9])?$")
 DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 # Kinds whose name must be a DNS-1035 label: the API server's Service validation, LeaderWorkerSet's webhook (its
 # name is its headless Service's).
@@ -101,4 +108,28 @@ def check_names(owner: str, objects: Iterable[dict[str, Any]], field: str = "met
     raise SpecError(
         f"{field}: {owner!r} ({len(owner)} characters) makes names the cluster refuses in the objects it composes: "
         f"{shown}; {fix}"
+    )
+
+
+def check_component_name(name: str, path: str) -> None:
+    """Raise ``SpecError`` at ``path`` when ``name`` (a component's) is not one the objects it composes can carry
+    (``COMPONENT_NAME``), saying which character is wrong, invisible ones (a right-to-left mark) included."""
+    if COMPONENT_NAME.match(name):
+        return
+    bad = next((i for i, c in enumerate(name) if not (c.isascii() and (c.isalnum() or c in "-."))), None)
+    if not name:
+        problem = "is empty"
+    elif bad is not None:
+        char = name[bad]
+        label = unicodedata.name(char, "")
+        what = f"'{char}' " if char.isprintable() and not char.isspace() else ""
+        problem = f"has {what}(U+{ord(char):04X}{f' {label}' if label else ''}) at character {bad + 1}"
+    elif len(name) > MAX_LABEL:
+        problem = f"is {len(name)} characters"
+    else:
+        problem = "does not start and end with a letter or digit"
+    raise SpecError(
+        f'{path}: the name "{shown(name)}" {problem}: a component\'s name is part of the names of the objects it '
+        "composes (its Service, workloads, labels), which the cluster checks as DNS-1123 names: ASCII letters, "
+        f"digits, '-' and '.', a letter or digit first and last, at most {MAX_LABEL} characters"
     )

@@ -55,7 +55,7 @@ from functions.kinds.component.webhook_rules import (
     dcd_main_image,
 )
 from functions.kube import backends
-from functions.kube.admissible import check_names
+from functions.kube.admissible import check_component_name, check_names
 from functions.kube.deployment import base_model_annotation, kube_labels, render_deployment
 from functions.kube.failover import check_failover
 from functions.kube.gms_graph import check_gms, check_inter_pod, render_claim_templates
@@ -127,6 +127,8 @@ def dcd_graph(xr: dict[str, Any]) -> tuple[Graph, str]:
     try:
         if shape == "v1alpha1":
             parsed_a = v1alpha1.DynamoComponentDeploymentSpec.model_validate(spec)
+            if parsed_a.serviceName:
+                check_component_name(parsed_a.serviceName, "spec.serviceName")
             service = v1alpha1.Service.model_validate(shared)
             component = component_from_service(parsed_a.serviceName or name, service)
             backend = parsed_a.backendFramework

@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from functions.api.echo import shown
 from functions.api.graph import Graph, SpecError
 from functions.api.normalise import graph_claim, graph_from_graph_claim
 from functions.api.operator_config import (
@@ -48,7 +49,7 @@ from functions.kinds.scaling.scaling_adapters import (
     with_adapter_replicas,
 )
 from functions.kube import backends
-from functions.kube.admissible import check_names
+from functions.kube.admissible import check_component_name, check_names
 from functions.kube.failover import ENGINES, check_failover, engine_name
 from functions.kube.gms_graph import check_gms, check_inter_pod, render_claim_templates
 from functions.kube.grove import render_podcliqueset
@@ -235,6 +236,9 @@ def render_graph_deployment(req: StepRequest) -> StepResponse:
         # a package upgrade does not roll workers over a default
         defaulted = graph_claim(spec_with_pod_spec_defaults(req.observed_composite, SPEC_SCHEMA))
         graph = graph_from_graph_claim(defaulted)
+        for component in graph.components:  # before anything is named after them
+            where = "services" if graph.shape == "v1alpha1" else "components"
+            check_component_name(component.name, f"spec.{where}.{shown(component.name)}")
         origin = resolve_origin_version(
             graph.metadata_annotations,
             req.observed_composite.get("status") or {},

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import signal
 import sys
+from typing import Any
 
 import click
 import grpc
@@ -11,6 +14,8 @@ from crossplane.function import cli as sdkcli
 from crossplane.function import logging, response, runtime
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
+from grpc_reflection.v1alpha import reflection
 
 from functions.fn import run
 from functions.kinds import build_models
@@ -46,6 +51,46 @@ def allow_deep_messages() -> None:
     module.SetAllowOversizeProtos(True)
 
 
+class CannotBind(RuntimeError):
+    """gRPC could not listen on the address: it is in use, or not one of this host's."""
+
+
+def listen(
+    runner: FunctionRunner, address: str, creds: grpc.ServerCredentials | None, options: list[tuple[str, Any]], tls: str
+) -> None:
+    """Serve ``runner`` on ``address`` until SIGTERM: the v1 and v1beta1 services and reflection, as the SDK's
+    ``runtime.serve`` does, but the address bound before anything else, and where and how it listens logged once
+    then. ``creds`` None: plaintext only."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)  # the server and its signal handler on one loop
+    server = grpc.aio.server(options=options)
+    grpcv1.add_FunctionRunnerServiceServicer_to_server(runner, server)
+    grpcv1beta1.add_FunctionRunnerServiceServicer_to_server(runtime.BetaFunctionRunner(wrapped=runner), server)
+    reflection.enable_server_reflection(runtime.SERVICE_NAMES, server)
+    try:
+        if creds is None:
+            server.add_insecure_port(address)
+        else:
+            server.add_secure_port(address, creds)
+    except RuntimeError as exc:
+        loop.close()
+        raise CannotBind(str(exc)) from None
+    logging.get_logger().info(f"listening on {address} with {tls}", address=address, tls=tls)
+    loop.add_signal_handler(
+        signal.SIGTERM, lambda: asyncio.ensure_future(server.stop(grace=runtime.SHUTDOWN_GRACE_PERIOD_SECONDS))
+    )
+
+    async def until_stopped() -> None:
+        await server.start()
+        await server.wait_for_termination()
+
+    try:
+        loop.run_until_complete(until_stopped())
+    finally:
+        loop.run_until_complete(server.stop(grace=runtime.SHUTDOWN_GRACE_PERIOD_SECONDS))
+        loop.close()
+
+
 @click.command()
 @sdkcli.standard_options
 @click.option(
@@ -70,15 +115,26 @@ def serve(
     if not insecure and not tls_certs_dir:
         raise click.UsageError("give --tls-certs-dir (or TLS_SERVER_CERTS_DIR) for mTLS, or --insecure")
     send = max_send_message_size or max_recv_message_size
-    options = [
+    options: list[tuple[str, Any]] = [
         ("grpc.max_receive_message_length", max_recv_message_size * 1024 * 1024),
         ("grpc.max_send_message_length", send * 1024 * 1024),
+        # gRPC sets SO_REUSEPORT by default: a second server on a port in use would bind beside the first, the
+        # kernel would share connections between them, and neither would say so.
+        ("grpc.so_reuseport", 0),
     ]
     try:
         # --insecure wins over certificates, and only plaintext is served: the SDK would bind a
         # TLS and a plaintext listener on the same port if given both.
         creds = None if insecure else runtime.load_credentials(tls_certs_dir)
-        runtime.serve(FunctionRunner(), address, creds=creds, insecure=insecure, options=options)
+        tls = "insecure plaintext (no TLS)" if insecure else f"mTLS (certificates and CA from {tls_certs_dir})"
+        listen(FunctionRunner(), address, creds, options, tls)
+    except CannotBind as exc:
+        click.echo(
+            f"function-dynamo: cannot serve on {address}: the address is in use (by another server: port reuse "
+            f"is off) or is not this host's ({exc})",
+            err=True,
+        )
+        sys.exit(1)
     except Exception as exc:  # startup failures must not look like a clean exit
         click.echo(f"function-dynamo: cannot serve on {address}: {type(exc).__name__}: {exc}", err=True)
         sys.exit(1)

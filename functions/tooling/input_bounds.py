@@ -2,11 +2,11 @@
 
 ``function-dynamo validate`` runs in CI on manifests from pull requests, ``render`` on files people download:
 whatever they are given, they refuse with a message naming the file, the line and the field, in seconds and a
-few hundred MB. Every file goes through ``check_file_size`` and ``check_yaml_document`` (each document as
-libyaml composed it, before a Python object is built) and ``check_document_size``
-(``functions.tooling.manifests.load_documents``); what is sent through the pipeline, through
-``check_request_depth``, and the objects a render is given (``-e``, ``--observed-resources``) through
-``check_object``.
+few hundred MB. Every file goes through ``read_limited``, ``check_value_count`` (libyaml's events, before
+anything is composed), ``check_yaml_document`` (each document as libyaml composed it, before a Python object is
+built) and ``check_document_size`` (``functions.tooling.manifests.load_documents``); what is sent through the
+pipeline, through ``check_request_depth``, and the objects a render is given (``-e``, ``--observed-resources``)
+through ``check_object``.
 
 The limits and where they come from:
 

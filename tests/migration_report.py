@@ -80,7 +80,9 @@ def migration_report(previews: dict[str, Obj], graphs: list[Graph], version: str
             state = verdict(summary)
             counts[state] += 1
             reasons.update(summary["reasons"])
-            why = "; ".join(summary["reasons"]) or _refusal(summary["refused"], states.get(graph.namespace, ""))
+            why = "; ".join(summary["reasons"])
+            if summary["refused"]:
+                why = _refusal(summary["refused"], states.get(graph.namespace, ""))
             workloads = ", ".join(sorted(summary["changed"]) or summary["unchanged"])
             rows.append(f"| {graph.source} | {graph.pathway} | {state} | {workloads} | {why} |")
     lines = [
@@ -92,7 +94,10 @@ def migration_report(previews: dict[str, Obj], graphs: list[Graph], version: str
         "each graph rendered as the package will, each composed workload applied over the operator's as a",
         "server-side dry run, the pod templates compared. A graph *would restart* when a pod template changes",
         "(a Deployment's, a LeaderWorkerSet's or a PodCliqueSet clique's); the reasons are the README's deviation",
-        "rows that touch pod templates.",
+        "rows that touch pod templates. A graph *the package refuses* is one whose stored form it does not admit:",
+        "most are v1alpha1 graphs with a service typed `main` or `default`, which the operator stores in a v1beta1",
+        "form neither side admits again and fails to run itself; apply such a graph from its own v1alpha1 manifest",
+        "(the package runs it: a README deviation row), not from `release`'s `graphs.yaml`.",
         "",
         "| verdict | graphs |",
         "|---|---:|",

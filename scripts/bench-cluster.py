@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Graphs reconciled on the real stack: the benchmark command for a real Crossplane (not a timed test).
 
-    .venv/bin/python scripts/bench-cluster.py [--claims 1,20,100] [--package namespaced,claims,upstream]
+    .venv/bin/python scripts/bench-cluster.py [--claims 1,20,100] [--package operator,namespaced,claims,upstream]
                                                [--profile SECONDS] [--heap] [--crossplane-arg FLAG ...] [--json]
 
 It starts what the test suite starts (etcd, kube-apiserver, kube-controller-manager and Crossplane on
@@ -16,14 +16,25 @@ Each package gets a control plane of its own, started the same way (the packages
 - ``namespaced``: the default package, DGDs as namespaced XRs;
 - ``claims``: the claims package, DGDs as claims of cluster-scoped XRs;
 - ``upstream``: upstream's own CRDs (../shared/upstream/crds) and no controller at all: what the API server
-  costs to store the same DGDs, the floor the packages are measured against.
+  costs to store the same DGDs, the floor the packages are measured against;
+- ``operator``: the upstream Dynamo operator, built from source and run as its Helm chart runs it
+  (tests/operator_stack.py: root and ``unshare -m``), with its CRDs, webhooks and the composed APIs' CRDs its
+  stack installs (``--target-crds`` does not apply). For this example it creates the same six objects the package
+  composes (the PodCliqueSet, the Services ``<graph>-frontend`` and ``<graph>-vllmworker``, the ServiceAccount,
+  Role and RoleBinding ``<graph>-k8s-service-discovery``), found by their controller owner reference, the DGD,
+  since it labels them with no graph name; its Ready is the DGD's ``Ready`` condition, which it sets once the
+  played PodCliques are ready. Its start-up tail (CRD writes) is waited out before the first round.
+
+All rows go in one table, a row per package per N.
 
 The benchmark follows each round through watches (one per collection), so that it adds next to nothing to the load
 it measures, and takes each graph's seconds when the watch event arrives that completes its objects or shows it
 Ready (not when its main loop, busy playing Grove for other graphs, next looks). Per round it also reports what the
 API server spent: CPU seconds (its process's user + system time), requests served (``apiserver_request_total``) per
-graph, in all and by verb and resource, and its resident memory after the round; Crossplane's CPU seconds and its
-reconciles per graph, by controller (``controller_runtime_reconcile_total``). ``--crossplane-arg FLAG``
+graph, in all and by verb and resource, and its resident memory after the round; the controller side's CPU seconds
+and peak RSS over the round (Crossplane plus the function's server, or the operator's ``manager``: /proc's user +
+system time and ``VmHWM``, reset as the round starts; tests/bench_controllers.py), and Crossplane's reconciles per
+graph, by controller (``controller_runtime_reconcile_total``). ``--crossplane-arg FLAG``
 (repeatable) passes a flag to ``crossplane core start``, to measure its poll and rate settings;
 ``FUNCTION_DYNAMO_PACKAGES`` names prebuilt packages (of another commit, for a before/after). ``--profile SECONDS``
 takes a CPU profile of kube-apiserver and of Crossplane (both serve pprof, on 127.0.0.1 only) during the last round
@@ -43,7 +54,6 @@ import copy
 import http.client
 import json
 import math
-import os
 import re
 import signal
 import socket
@@ -63,6 +73,19 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
+from bench_controllers import (  # noqa: E402
+    OPERATOR,
+    controllers_of,
+    cpu_seconds,
+    crd_writes,
+    owner_graph,
+    ready,
+    reset_peak,
+    start_operator_stack,
+    status_mib,
+    wait_settled,
+)
+
 from apiserver import ensure_namespace, install_crd, resource_path  # noqa: E402
 from controlplane import ControlPlane, free_port, start_control_plane  # noqa: E402
 from crossplane_core import CLAIMS_CONFIGURATION, CONFIGURATION, install_target_crds, start_crossplane  # noqa: E402
@@ -80,22 +103,10 @@ CLAIM_LABEL = "crossplane.io/claim-name"  # under a claim (the claims package)
 COMPOSITE_LABEL = "crossplane.io/composite"  # a namespaced DGD's own name (the default package)
 TIMEOUT_SECONDS = 900.0  # per round, plus SECONDS_PER_GRAPH for each graph
 SECONDS_PER_GRAPH = 5.0
-PACKAGES = ("namespaced", "claims", "upstream")
+PACKAGES = (OPERATOR, "namespaced", "claims", "upstream")
 SAMPLE_GRAPH = "bench-000"  # the graph whose every stored version the report walks through
 UPSTREAM_CRDS = REPO.parent / "shared" / "upstream" / "crds"
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 LABEL = re.compile(r'(\w+)="([^"]*)"')
-
-
-def cpu_seconds(pid: int | None) -> float:
-    """User + system CPU seconds a process has spent so far (0 when it is gone or was not started)."""
-    if pid is None:
-        return 0.0
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def requests_served(cp: ControlPlane) -> collections.Counter[str]:
@@ -162,17 +173,6 @@ def profile_top(profile: Path, lines: int = 12, order: str = "-flat") -> list[st
 def percentile(values: list[float], pct: float) -> float:
     ordered = sorted(values)
     return ordered[max(1, math.ceil(pct / 100 * len(ordered))) - 1]
-
-
-def status_mib(pid: int, field: str = "VmHWM") -> float | None:
-    """A memory figure of /proc/PID/status in MiB: ``VmHWM`` (peak resident) or ``VmRSS`` (resident now)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(f"{field}:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
 
 
 class Watch(threading.Thread):
@@ -251,7 +251,7 @@ class RoundState:
 
         def on_event(event: str, obj: dict[str, Any]) -> None:
             labels = obj["metadata"].get("labels") or {}
-            graph = labels.get(CLAIM_LABEL) or labels.get(COMPOSITE_LABEL)
+            graph = labels.get(CLAIM_LABEL) or labels.get(COMPOSITE_LABEL) or owner_graph(obj)
             if graph and event in ("ADDED", "MODIFIED"):
                 with self.lock:
                     objects = self.objects.setdefault(graph, set())
@@ -263,13 +263,12 @@ class RoundState:
         return on_event
 
     def graph_event(self, event: str, obj: dict[str, Any]) -> None:
-        conditions = {c["type"]: c["status"] for c in (obj.get("status") or {}).get("conditions") or []}
         with self.lock:
             if event in ("ADDED", "MODIFIED"):
                 self.versions["dynamographdeployments"] += 1
                 if obj["metadata"]["name"] == SAMPLE_GRAPH:
                     self.sample.append(obj)
-            if event in ("ADDED", "MODIFIED") and conditions.get("Ready") == "True":
+            if event in ("ADDED", "MODIFIED") and ready(obj):
                 self.ready_at.setdefault(obj["metadata"]["name"], time.monotonic())
 
 
@@ -384,9 +383,14 @@ def run_round(cp: ControlPlane, n: int, upstream: bool = False) -> dict[str, Any
 
 def _install(
     cp: ControlPlane, package: str, profile_port: int, crossplane_args: list[str], target_crds: tuple[str, ...]
-) -> tuple[float, int]:
-    """The package (or upstream's CRDs) on ``cp``; the seconds it took and Crossplane's metrics port (0: none)."""
+) -> tuple[float, int, float]:
+    """The package (or upstream's CRDs, or the operator) on ``cp``; the seconds it took, Crossplane's metrics port
+    (0: none) and the seconds waited after it for the operator's start-up tail (bench_controllers.wait_settled)."""
     t0 = time.monotonic()
+    if package == OPERATOR:
+        start_operator_stack(cp)  # beside operator_stack.TARGET_CRDS, whatever --target-crds says
+        started = time.monotonic() - t0
+        return started, 0, wait_settled(lambda: crd_writes(requests_served(cp)))
     if package == "upstream":
         install_target_crds(cp, target_crds)
         if not UPSTREAM_CRDS.is_dir():
@@ -395,19 +399,22 @@ def _install(
             got = install_crd(cp.client, yaml.safe_load(path.read_text()))
             if not got.accepted:
                 raise SystemExit(f"bench-cluster: {path.name} refused: {got.message}")
-        return time.monotonic() - t0, 0
+        return time.monotonic() - t0, 0, 0.0
     configuration = CLAIMS_CONFIGURATION if package == "claims" else CONFIGURATION
     args = (f"--profile=127.0.0.1:{profile_port}", *crossplane_args)
     crossplane = start_crossplane(cp, configuration, core_args=args, target_crds=target_crds)
-    return time.monotonic() - t0, crossplane.metrics_port
+    return time.monotonic() - t0, crossplane.metrics_port, 0.0
 
 
 def _measured_round(
     cp: ControlPlane, package: str, n: int, profile: int, profile_port: int, metrics_port: int
 ) -> dict[str, Any]:
-    """A round with the API server's and Crossplane's costs over it; profiles taken during it if asked."""
+    """A round with the API server's and the controller's costs over it; profiles taken during it if asked."""
     apiserver, crossplane = cp.pids["kube-apiserver"], cp.pids.get("crossplane")
+    controllers = controllers_of(cp)
+    peaks_reset = all(reset_peak(pid) for pids in controllers.values() for pid in pids)
     cpu0 = cpu_seconds(apiserver), cpu_seconds(crossplane)
+    controller_cpu0 = {role: sum(map(cpu_seconds, pids)) for role, pids in controllers.items()}
     requests0, reconciles0 = requests_served(cp), reconciles(metrics_port)
     threads = []
     if profile:
@@ -431,6 +438,14 @@ def _measured_round(
     }
     result["apiserver_cpu_s"] = round(cpu_seconds(apiserver) - cpu0[0], 1)
     result["crossplane_cpu_s"] = round(cpu_seconds(crossplane) - cpu0[1], 1)
+    # The controller side: Crossplane and the function's server, or the operator's manager (bench_controllers).
+    result["controller_cpu_s"] = {
+        role: round(sum(map(cpu_seconds, pids)) - controller_cpu0[role], 1) for role, pids in controllers.items()
+    }
+    result["controller_peak_rss_mib"] = {
+        role: round(sum(status_mib(pid) or 0 for pid in pids)) for role, pids in controllers.items()
+    }
+    result["controller_peak_is_the_rounds"] = peaks_reset  # else the peak since the process started
     result["requests_per_graph"] = round(requests.total() / n, 1)
     result["apiserver_rss_mib"] = round(status_mib(apiserver, "VmRSS") or 0)
     if profile:
@@ -449,21 +464,43 @@ def _apiserver_heap(cp: ControlPlane, package: str) -> dict[str, list[str]]:
     return {order.lstrip("-"): profile_top(path, lines=20, order=order) for order in ("-flat", "-cum")}
 
 
-def _print_table(package: str, install: float, rounds: list[dict[str, Any]], memory: dict[str, Any]) -> None:
-    what = "upstream's CRDs installed" if package == "upstream" else "packages installed and every XRD Established"
-    print(f"\n{package}: {what} in {install:.1f} s")
-    print(f"{'graphs':>6} {'wall s':>7} {'composed p50':>13} {'p95':>6} {'Ready p50':>10} {'p95':>6}"
-          f" {'apiserver cpu s':>16} {'req/graph':>10} {'apiserver RSS MiB':>18} {'crossplane cpu s':>17}")  # fmt: skip
+INSTALLED = {
+    "upstream": "upstream's CRDs installed",
+    OPERATOR: "the operator started (its chart's objects, CRDs, webhooks serving, conversion through it)",
+}
+HEADER = (f"{'package':<11} {'graphs':>6} {'wall s':>7} {'composed p50':>13} {'p95':>6} {'Ready p50':>10} {'p95':>6}"
+          f" {'apiserver cpu s':>16} {'req/graph':>10} {'apiserver RSS MiB':>18} {'ctrl cpu s':>11}"
+          f" {'ctrl peak MiB':>14}")  # fmt: skip
+
+
+def _row(package: str, r: dict[str, Any]) -> str:
+    c = r.get("apply_to_composed_s", {"p50": "-", "p95": "-"})
+    s = r.get("status_to_ready_s", {"p50": "-", "p95": "-"})
+    cpu, peak = r.get("controller_cpu_s") or {}, r.get("controller_peak_rss_mib") or {}
+    ctrl_cpu = f"{sum(cpu.values()):.1f}" if cpu else "-"
+    ctrl_peak = f"{sum(peak.values())}" if peak else "-"
+    return (f"{package:<11} {r['claims']:>6} {r['wall_seconds']:>7} {c['p50']:>13} {c['p95']:>6} {s['p50']:>10}"
+            f" {s['p95']:>6} {r['apiserver_cpu_s']:>16} {r['requests_per_graph']:>10} {r['apiserver_rss_mib']:>18}"
+            f" {ctrl_cpu:>11} {ctrl_peak:>14}")  # fmt: skip
+
+
+def _print_details(package: str, figures: dict[str, Any]) -> None:
+    rounds, memory = figures["rounds"], figures["peak_rss_mib"]
+    what = INSTALLED.get(package, "packages installed and every XRD Established")
+    print(f"\n{package}: {what} in {figures['install_seconds']:.1f} s")
+    if "settle_seconds" in figures:
+        print(f"its start-up tail (CRD writes) waited out before the first round: {figures['settle_seconds']:.1f} s")
+    print("peak RSS over the run (MiB): " + ", ".join(f"{k} {v:.0f}" for k, v in memory.items() if v is not None))
     for r in rounds:
-        c = r.get("apply_to_composed_s", {"p50": "-", "p95": "-"})
-        s = r.get("status_to_ready_s", {"p50": "-", "p95": "-"})
-        print(f"{r['claims']:>6} {r['wall_seconds']:>7} {c['p50']:>13} {c['p95']:>6} {s['p50']:>10} {s['p95']:>6}"
-              f" {r['apiserver_cpu_s']:>16} {r['requests_per_graph']:>10} {r['apiserver_rss_mib']:>18}"
-              f" {r['crossplane_cpu_s']:>17}")  # fmt: skip
-    print("peak RSS (MiB): " + ", ".join(f"{k} {v:.0f}" for k, v in memory.items() if v is not None))
+        n = r["claims"]
+        if r.get("controller_cpu_s"):
+            peak = "the round's peak" if r.get("controller_peak_is_the_rounds") else "peak since start"
+            rss = r["controller_peak_rss_mib"]
+            each = ", ".join(f"{role} {cpu} s {rss[role]} MiB" for role, cpu in r["controller_cpu_s"].items())
+            print(f"controller side during the {n}-graph round (CPU, {peak} RSS): {each}")
+        print(f"requests per graph during the {n}-graph round, by verb and resource:")
+        print("    " + ", ".join(f"{k} {v / n:.1f}" for k, v in r["requests_by_kind"].items()))
     last = rounds[-1]
-    print(f"requests per graph during the {last['claims']}-graph round, by verb and resource:")
-    print("    " + ", ".join(f"{k} {v / last['claims']:.1f}" for k, v in last["requests_by_kind"].items()))
     if last.get("versions_per_graph"):
         print(f"object versions stored per graph during the {last['claims']}-graph round, by resource:")
         print("    " + ", ".join(f"{k} {v}" for k, v in last["versions_per_graph"].items()))
@@ -479,6 +516,20 @@ def _print_table(package: str, install: float, rounds: list[dict[str, Any]], mem
     for order, top in (last.get("heap") or {}).items():
         print(f"kube-apiserver's live heap after the {last['claims']}-graph round ({order}):")
         print("\n".join("    " + line for line in top))
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    """One table, a row per package per round, then each package's details."""
+    print("\n" + HEADER)
+    for package, figures in report.items():
+        print("\n".join(_row(package, r) for r in figures["rounds"]))
+    for package, figures in report.items():
+        _print_details(package, figures)
+    print("\ncomposed: seconds from a graph's apply to its six objects present; Ready: from the moment its")
+    print("PodCliques and PodCliqueSet report ready (played by the benchmark, as Grove would) to the graph's")
+    print("Ready=True; cpu: seconds of CPU the process spent over the round; req/graph: API requests served per graph;")
+    print("ctrl: the controller side (Crossplane + the function's server, or the operator's manager): its CPU seconds")
+    print("over the round and its peak RSS during the round (VmHWM, reset as the round starts)")
 
 
 def main() -> None:
@@ -504,7 +555,7 @@ def main() -> None:
     chosen = tuple(x.strip() for x in (args.target_crds or "").split(",") if x.strip())
     if sorted(set(chosen) - set(CRD_SETS)):
         parser.error(f"--target-crds: unknown {', '.join(sorted(set(chosen) - set(CRD_SETS)))}")
-    if args.target_crds is not None and "grove" not in chosen and set(packages) - {"upstream"}:
+    if args.target_crds is not None and "grove" not in chosen and set(packages) - {"upstream", OPERATOR}:
         parser.error("--target-crds: the packages compose PodCliqueSets; include grove")
     default_crds = {p: () if p == "upstream" else CRD_SETS for p in packages}
     target_crds = {p: chosen if args.target_crds is not None else default_crds[p] for p in packages}
@@ -517,7 +568,9 @@ def main() -> None:
         cp = start_control_plane(run_dir, audit=False, profiling=bool(args.profile) or args.heap)
         try:
             profile_port = free_port()
-            install, metrics_port = _install(cp, package, profile_port, args.crossplane_arg, target_crds[package])
+            install, metrics_port, settled = _install(
+                cp, package, profile_port, args.crossplane_arg, target_crds[package]
+            )
             rounds = []
             for i, n in enumerate(counts):
                 print(f"bench-cluster: {package}: {n} graphs ...", file=sys.stderr)
@@ -525,19 +578,17 @@ def main() -> None:
                 rounds.append(_measured_round(cp, package, n, profile, profile_port, metrics_port))
             if args.heap:
                 rounds[-1]["heap"] = _apiserver_heap(cp, package)
-            names = ("kube-apiserver", "crossplane", "function-dynamo", "etcd")
+            names = ("kube-apiserver", "etcd", "kube-controller-manager")  # the controllers' are per round
             memory = {name: status_mib(cp.pids[name]) for name in names if name in cp.pids}
         finally:
             cp.stop()
         report[package] = {"install_seconds": round(install, 1), "rounds": rounds, "peak_rss_mib": memory}
+        if package == OPERATOR:
+            report[package]["settle_seconds"] = round(settled, 1)
     if args.json:
         print(json.dumps(report, indent=2))
         return
-    for package, figures in report.items():
-        _print_table(package, figures["install_seconds"], figures["rounds"], figures["peak_rss_mib"])
-    print("\ncomposed: seconds from a graph's apply to its six objects present; Ready: from the moment its")
-    print("PodCliques and PodCliqueSet report ready (played by the benchmark, as Grove would) to the graph's")
-    print("Ready=True; cpu: seconds of CPU the process spent over the round; req/graph: API requests served per graph")
+    _print_report(report)
 
 
 if __name__ == "__main__":

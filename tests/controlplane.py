@@ -189,6 +189,8 @@ class ControlPlane:
     kubeconfig: Path | None = None
     audit_log: Path | None = None  # JSON lines: every request of a ServiceAccount in AUDITED_NAMESPACE
     cleanups: list[Callable[[], None]] = field(default_factory=list)  # run after the processes stop
+    # Each process's command line and environment, as start_process got them: what restart_process runs again.
+    commands: dict[str, tuple[list[str], dict[str, str] | None]] = field(default_factory=dict)
 
     def where(self) -> str:
         """The server logs, for an assertion message."""
@@ -216,6 +218,36 @@ def start_process(cp: ControlPlane, name: str, argv: list[str], env: dict[str, s
     log = cp.run_dir / f"{name}.log"
     cp.logs[name] = log
     with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+    cp.procs.append(proc)
+    cp.pids[name] = proc.pid
+    cp.commands[name] = (list(argv), env)
+
+
+def stop_process(cp: ControlPlane, name: str, sig: int = signal.SIGTERM, seconds: float = 10.0) -> None:
+    """Send ``sig`` to the process ``name`` by its PID and wait for it to exit (SIGKILL after ``seconds``)."""
+    proc = next(p for p in cp.procs if p.pid == cp.pids[name])
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, sig)
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def restart_process(cp: ControlPlane, name: str) -> None:
+    """Start the stopped process ``name`` again with the command line, environment (so the same flags and
+    ports: an API server's etcd keeps its data) and log file (appended to) it had; recorded by its new PID."""
+    argv, env = cp.commands[name]
+    old = next(p for p in cp.procs if p.pid == cp.pids[name])
+    if old.poll() is None:
+        raise RuntimeError(f"{name} (PID {old.pid}) is still running")
+    with cp.logs[name].open("ab") as out:
+        out.write(f"\n--- restarted at {time.strftime('%H:%M:%S')} ---\n".encode())
+        out.flush()
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     cp.procs.append(proc)
     cp.pids[name] = proc.pid

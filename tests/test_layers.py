@@ -141,9 +141,14 @@ def test_a_step_is_loaded_when_it_is_first_looked_up_and_the_server_loads_them_a
     modules = loaded_modules("from functions.kinds import STEPS; STEPS['GraphDeployment']")
     assert "functions.kinds.graph.graph_render_step" in modules
     assert not [m for m in modules if m.endswith(("request_step", "model_step", "platform_step"))]
-    # Placement wraps the step, and reads the platform's names only: not its models or renderers.
+    # Placement wraps the step, and reads the platform's names and its published tenancy only: not its models or
+    # renderers.
     platform = sorted(m for m in modules if m.startswith("functions.kinds.platform."))
-    assert platform == ["functions.kinds.platform.placement", "functions.kinds.platform.platform_names"]
+    assert platform == [
+        "functions.kinds.platform.placement",
+        "functions.kinds.platform.platform_names",
+        "functions.kinds.platform.tenancy",
+    ]
     modules = loaded_modules("from functions.serve import FunctionRunner; FunctionRunner()")
     loaded = {m.rpartition(".")[2] for m in modules}
     steps = ("checkpoint", "component", "graph_render", "graph_status", "model", "platform", "request", "scaling")

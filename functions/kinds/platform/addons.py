@@ -17,14 +17,14 @@ from typing import Any
 
 from functions.api.operator_config import ENVIRONMENT_CONFIG_API_VERSION, deep_merge
 from functions.kinds.platform.cloud import EXTERNAL_NAME, CloudPlan, Platform
-from functions.kinds.platform.platform_api import Chart, Prerequisites
+from functions.kinds.platform.platform_api import Chart, Prerequisites, Tenants
 from functions.kinds.platform.platform_names import (
     KUBERNETES,
     PLATFORM_LABEL,
     environment_config_name,
     kubernetes_provider_config_name,
 )
-from functions.kinds.platform.tenancy import TENANTS_KEY, tenancy_data
+from functions.kinds.platform.tenancy import TENANTS_KEY
 
 HELM = "helm.m.crossplane.io/v1beta1"
 ISTIO_NAMESPACE = "istio-system"
@@ -166,6 +166,14 @@ def platform_data(platform: Platform, endpoint: str | None, ready: bool = True) 
         data["cluster"]["endpoint"] = endpoint
     # Who may place graphs on the platform: read by the placement step (functions/kinds/platform/tenancy.py).
     data[TENANTS_KEY] = tenancy_data(platform.namespace, platform.spec.tenants)
+    return data
+
+
+def tenancy_data(namespace: str, tenants: Tenants) -> dict[str, Any]:
+    """What the EnvironmentConfig publishes of who may place graphs on the platform."""
+    data: dict[str, Any] = {"namespaces": [namespace, *(n for n in tenants.namespaces if n != namespace)]}
+    if tenants.namespaceSelector is not None:
+        data["namespaceSelector"] = tenants.namespaceSelector.model_dump(exclude_defaults=True)
     return data
 
 

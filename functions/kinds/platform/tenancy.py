@@ -8,7 +8,8 @@ does not admit is refused. A platform's name is cluster-wide (its EnvironmentCon
 it), so the EnvironmentConfig is also the record of which platform holds a name: a second platform of the same
 name, in another namespace, finds it held and is refused.
 
-Pure functions over the EnvironmentConfig as Crossplane observes it.
+Pure functions over the EnvironmentConfig as Crossplane observes it. Placement wraps every kind's step, so this
+module does not import the platform's models (``functions.kinds.platform.addons`` writes ``data.tenants``).
 """
 
 from __future__ import annotations
@@ -16,18 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from functions.kinds.platform.platform_api import Tenants
-
 TENANTS_KEY = "tenants"
 CLUSTER_KEY = "cluster"
-
-
-def tenancy_data(namespace: str, tenants: Tenants) -> dict[str, Any]:
-    """What the EnvironmentConfig publishes of who may place graphs on the platform."""
-    data: dict[str, Any] = {"namespaces": [namespace, *(n for n in tenants.namespaces if n != namespace)]}
-    if tenants.namespaceSelector is not None:
-        data["namespaceSelector"] = tenants.namespaceSelector.model_dump(exclude_defaults=True)
-    return data
 
 
 def _data(record: Mapping[str, Any]) -> Mapping[str, Any]:

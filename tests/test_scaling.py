@@ -136,10 +136,11 @@ def test_the_name_is_upstreams_qualified_by_the_namespace() -> None:
 
 def test_an_invalid_adapter_name_is_a_fatal_naming_the_field() -> None:
     claim = v1alpha1_claim(scalingAdapter={"enabled": True})
-    claim["spec"]["services"]["Bad_Worker"] = claim["spec"]["services"].pop("Worker")
+    # a name the component-name check lets through (DNS-1123 characters) but no object name can carry
+    claim["spec"]["services"]["Worker..A"] = claim["spec"]["services"].pop("Worker")
     rsp = render_graph_deployment(StepRequest(input={}, observed_composite=claim_to_xr(claim)))
     assert rsp.fatal
-    assert rsp.results[0].message.startswith("spec.services.Bad_Worker.scalingAdapter: the scaling adapter's name")
+    assert rsp.results[0].message.startswith("spec.services.Worker..A.scalingAdapter: the scaling adapter's name")
 
 
 # --- Where replicas come from ---------------------------------------------------------------

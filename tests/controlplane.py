@@ -200,15 +200,7 @@ class ControlPlane:
         """SIGTERM each process by PID, newest first, each before the next (the API server needs etcd
         to shut down cleanly); SIGKILL what does not exit within 10 s."""
         for proc in reversed(self.procs):
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGKILL)
-                proc.wait()
+            stop_by_pid(proc)
         for cleanup in reversed(self.cleanups):
             cleanup()
 
@@ -224,9 +216,8 @@ def start_process(cp: ControlPlane, name: str, argv: list[str], env: dict[str, s
     cp.commands[name] = (list(argv), env)
 
 
-def stop_process(cp: ControlPlane, name: str, sig: int = signal.SIGTERM, seconds: float = 10.0) -> None:
-    """Send ``sig`` to the process ``name`` by its PID and wait for it to exit (SIGKILL after ``seconds``)."""
-    proc = next(p for p in cp.procs if p.pid == cp.pids[name])
+def stop_by_pid(proc: subprocess.Popen[Any], sig: int = signal.SIGTERM, seconds: float = 10.0) -> None:
+    """Send ``sig`` to ``proc`` by its PID (if it still runs) and wait for it to exit; SIGKILL after ``seconds``."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, sig)
@@ -236,6 +227,11 @@ def stop_process(cp: ControlPlane, name: str, sig: int = signal.SIGTERM, seconds
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def stop_process(cp: ControlPlane, name: str, sig: int = signal.SIGTERM, seconds: float = 10.0) -> None:
+    """Send ``sig`` to the process ``name`` by its PID and wait for it to exit (SIGKILL after ``seconds``)."""
+    stop_by_pid(next(p for p in cp.procs if p.pid == cp.pids[name]), sig, seconds)
 
 
 def restart_process(cp: ControlPlane, name: str) -> None:

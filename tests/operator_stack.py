@@ -33,7 +33,6 @@ import contextlib
 import copy
 import os
 import shutil
-import signal
 import subprocess
 import urllib.request
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from typing import Any
 import yaml
 
 from apiserver import collection_of, ensure_namespace, install_crd, resource_path, until
-from controlplane import APIError, ControlPlane, free_port, start_process, wait_for
+from controlplane import APIError, ControlPlane, free_port, start_process, stop_process, wait_for
 from crossplane_core import apply, install_target_crds, port_open
 from crossplane_rbac import service_account_kubeconfig
 from pki import issue, make_ca
@@ -346,14 +345,7 @@ def stop_operator(stack: OperatorStack) -> None:
     """Stop the manager by its PID, as scaling its Deployment to zero would, and point conversion back at the
     chart's Service (what the operator checks for when it starts again)."""
     cp = stack.cp
-    proc = next(p for p in cp.procs if p.pid == cp.pids[PROCESS])
-    if proc.poll() is None:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
+    stop_process(cp, PROCESS, seconds=30)
     with contextlib.suppress(APIError):  # the CRDs may be gone already
         conversion_to(cp, url=None, service={**stack.webhook_service, "path": "/convert"})
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import grpc
 
+from controlplane import stop_by_pid
 from pki import issue, make_ca
 from server import REPO, free_port
 
@@ -40,13 +41,7 @@ def server(address: str, *args: str) -> Iterator[tuple[subprocess.Popen[str], di
     try:
         yield proc, listening_line(proc)
     finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_by_pid(proc, seconds=15)
 
 
 def listening_line(proc: subprocess.Popen[str]) -> dict[str, Any]:

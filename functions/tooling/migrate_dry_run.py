@@ -86,8 +86,8 @@ def preview_graph(kubectl: Kubectl, obj: dict[str, Any], inputs: Inputs) -> Grap
             changes = template_changes(live, applied)
             if changes:
                 preview.changed[label] = changes
-                if clashes(applied):
-                    preview.broken[label] = clashes(applied)
+                if broken := clashes(applied):
+                    preview.broken[label] = broken
             else:
                 preview.unchanged.append(label)
     return preview

@@ -16,13 +16,9 @@ from typing import Any
 from functions.api.echo import cut
 from functions.kinds import GROUP, KINDS, kind_of
 from functions.tooling.cache import cache_dir, keep
+from functions.tooling.data_dirs import CLAIMS_XRD_DIR, XRD_DIR
 from functions.tooling.manifests import CLAIM_KINDS, CLUSTER_XR_KINDS, load_documents
 from functions.tooling.validation import Admission, FieldValidation, admit, derive_crds, jsonprops, xcrd
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-XRD_DIR = REPO_ROOT / "xrds"
-CLAIMS_XRD_DIR = REPO_ROOT / "package" / "claims" / "xrds"
-
 
 # The code that derives a CRD from an XRD: a change to it, like a change to the XRD, makes a new cache entry.
 _DERIVATION = (Path(xcrd.__file__), Path(xcrd.__file__).with_name("xcrd_schemas.py"), Path(jsonprops.__file__))

@@ -14,12 +14,13 @@ from typing import Any
 
 import click
 
+from functions.tooling.data_dirs import COMPOSITIONS_DIR
 from functions.tooling.kubectl import Kubectl, KubectlError, resource_of
 from functions.tooling.manifests import ManifestError, load_documents
 from functions.tooling.migration import applied_by_a_person, is_crossplane_xr, portable_manifest
 from functions.tooling.migration_preview import GraphPreview, clashes, pod_templates, template_changes
 from functions.tooling.pipeline import RenderError, composes_kind
-from functions.tooling.render import REPO_ROOT, Inputs, Refused, admitted_xr, render_xr
+from functions.tooling.render import Inputs, Refused, admitted_xr, render_xr
 
 # The kinds whose composed objects run pods; the others (requests, models, checkpoints) hold none of their own.
 PREVIEWED_KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment")
@@ -29,7 +30,7 @@ SHOWN_REFUSAL = 300
 
 def render_inputs(required_resources: Path | None) -> Inputs:
     return Inputs(
-        compositions=load_documents(REPO_ROOT / "compositions"),
+        compositions=load_documents(COMPOSITIONS_DIR),
         observed=[],
         required=load_documents(required_resources) if required_resources else [],
         claims=False,

@@ -15,6 +15,7 @@ import click
 from functions.api.echo import clipped, shown
 from functions.kinds import GROUP
 from functions.tooling.admit_manifest import admit_manifest, refusal, served, with_namespace
+from functions.tooling.data_dirs import COMPOSITIONS_DIR
 from functions.tooling.hints import hints_for
 from functions.tooling.input_bounds import InputRefused, check_object, check_request_depth
 from functions.tooling.manifests import (
@@ -31,7 +32,6 @@ from functions.tooling.output import format_objects
 from functions.tooling.pipeline import COMPOSITE_LABEL, RenderError, RenderOutput, render, render_nested
 from functions.tooling.validation import FieldValidation
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 
 
@@ -218,7 +218,7 @@ def render_cmd(
             return
         inputs = Inputs(
             # with compositions/claims/; each Composition's step inputs travel in the requests
-            compositions=checked_objects(composition or REPO_ROOT / "compositions", check_request_depth),
+            compositions=checked_objects(composition or COMPOSITIONS_DIR, check_request_depth),
             # objects as a cluster holds them, sent to the steps
             observed=checked_objects(observed_resources, check_object) if observed_resources else [],
             required=checked_objects(required_resources, check_object) if required_resources else [],

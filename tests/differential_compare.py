@@ -131,7 +131,7 @@ def _hashes(node: Any, found: set[str]) -> None:
 def masked_worker_hashes(objects: dict[Key, Obj]) -> dict[Key, Obj]:
     """``objects`` with each namespace's worker hashes (the values of its ``nvidia.com/dynamo-worker-hash``
     labels) replaced by ``<worker-hash>`` everywhere, names included: the two compute the hash differently (a
-    deviation row of the README), and the names, labels and env values that carry it follow from that alone."""
+    row of docs/deviations.md), and the names, labels and env values that carry it follow from that alone."""
     by_namespace: dict[str, set[str]] = collections.defaultdict(set)
     for key, obj in objects.items():
         _hashes(obj, by_namespace[key[0]])

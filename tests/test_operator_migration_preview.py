@@ -5,8 +5,8 @@ The operator (``tests/operator_stack.py``) composes an aggregated graph and a mu
 The dry run renders each as the package will (reading the operator's own configuration as its ``dynamo-platform``
 EnvironmentConfig) and applies every composed workload as a server-side dry run over the operator's: the
 aggregated graph's PodCliqueSet keeps its pod templates; the multinode one's would change where the package
-writes its own launch scripts, and the dry run says so, naming the README's deviation. Nothing is written: the
-operator's objects keep their resource versions.
+writes its own launch scripts, and the dry run says so, naming the deviation (docs/deviations.md). Nothing is
+written: the operator's objects keep their resource versions.
 """
 
 from __future__ import annotations

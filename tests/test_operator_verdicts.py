@@ -6,7 +6,7 @@ validation as ``kubectl apply`` asks. Each document of the corpus, of the valida
 mutation set (``test_apiserver_mutations``) is also given to ``validate_document`` (what ``function-dynamo
 validate`` runs: our CRD's schema and CEL, then the function's own rules) under the operator's own
 configuration. Both accept, or both refuse naming a field in common; ``KNOWN_DISAGREEMENTS`` lists the cases
-that cannot agree, each with the README deviation row that says why.
+that cannot agree, each with the row of docs/deviations.md that says why.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ Obj = dict[str, Any]
 REPO = Path(__file__).resolve().parents[1]
 RELEASED_IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0"
 # Classes of cases on which the two cannot agree: the cases (a regular expression), each side's verdict, and the
-# README deviation row (a unique fragment of it) that says why.
+# row of docs/deviations.md (a unique fragment of it) that says why.
 KNOWN_DISAGREEMENTS: list[dict[str, str]] = [
     {
         "case": r"^mutation .*=(null|empty)$",

@@ -18,21 +18,21 @@ from typing import Any
 
 Obj = dict[str, Any]
 
-# Why a template differs, for the differences the README's deviation table gives a reason for. A path is
+# Why a template differs, for the differences docs/deviations.md gives a reason for. A path is
 # written with list items by name: ``spec.template.cliques[worker-ldr].spec.podSpec.containers[main].args``.
 KNOWN_REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(r"\.containers\[[^]]+\]\.(args|command)\b"),
         "the package writes its own launch command (for multinode graphs, its own SSH and mpirun setup; "
-        "README deviation 'The multinode helper scripts')",
+        "deviation 'The multinode helper scripts')",
     ),
     (
         re.compile(r"mpi-run-ssh-secret"),
-        "the MPI SSH key is a per-graph Secret copy (README deviation 'The MPI SSH Secret is a per-graph copy')",
+        "the MPI SSH key is a per-graph Secret copy (deviation 'The MPI SSH Secret is a per-graph copy')",
     ),
     (
         re.compile(r"nvidia\.com/dynamo-worker-hash|DYN_NAMESPACE_WORKER_SUFFIX"),
-        "the worker hash: the graph carries no operator hash annotation to keep (README deviation on the worker hash)",
+        "the worker hash: the graph carries no operator hash annotation to keep (deviation on the worker hash)",
     ),
 )
 UNKNOWN_REASON = "the package renders this field differently"

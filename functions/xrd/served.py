@@ -13,7 +13,7 @@ lists of scalars, string maps and the nodes that lead to a rule (the v1beta1 con
 their schema. The full schema is not lost: each kind's step checks the XR's spec against it before
 rendering (``functions/api/schema_check.py``, from the per-kind files ``function-dynamo xrds`` writes from
 the full XRDs), so a wrong field in a pod spec is refused by the function, naming the field, instead of by
-the API server. README's deviation table says what that changes for a user.
+the API server. docs/deviations.md says what that changes for a user.
 """
 
 from __future__ import annotations

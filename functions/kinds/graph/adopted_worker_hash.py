@@ -3,7 +3,7 @@
 The worker hash names a graph's worker generation: it is in every worker's pod labels and environment
 (``nvidia.com/dynamo-worker-hash``, ``DYN_NAMESPACE_WORKER_SUFFIX``) and, on the component pathway, in the
 worker component deployments' names. The operator and this package hash the same inputs differently (a
-deviation row of the README), so a graph that changed hands would roll every worker once, for a name alone.
+row of docs/deviations.md), so a graph that changed hands would roll every worker once, for a name alone.
 
 The operator records the hash of the generation it runs in the graph's own annotation
 ``nvidia.com/current-worker-hash-v2`` (``nvidia.com/current-worker-hash`` on graphs from its 1.2 line), and

@@ -178,7 +178,8 @@ def link_problems(name: str, text: str) -> Problems:
 
 
 def changelog_problems(changelog: str, version: str) -> Problems:
-    if not re.search(rf"^## v?{re.escape(version)}$", changelog, re.M):
+    """A section for the version, as scripts/release.sh looks for it (``## 0.2.0``, ``## [v0.2.0] - date``)."""
+    if not re.search(rf"^## \[?v?{re.escape(version)}\]?(\s.*)?$", changelog, re.M):
         return [f"CHANGELOG.md has no '## {version}' section for the version a release of this checkout carries"]
     return []
 
@@ -320,6 +321,8 @@ INDEX = (
         (lambda: link_problems("docs/x.md", "[the README](../README.md#install) and [site](https://x.io/../..)"), None),
         (lambda: changelog_problems("# Changelog\n\n## Unreleased\n\n## 0.1.0\n", "0.2.0"), "'## 0.2.0'"),
         (lambda: changelog_problems("## 0.2.0\n", "0.2.0"), None),
+        (lambda: changelog_problems("## [v0.2.0] - 2026-12-06\n", "0.2.0"), None),
+        (lambda: changelog_problems("## 0.2.01\n", "0.2.0"), "'## 0.2.0'"),
         (lambda: readme_length_problems("line\n" * 251), "251 lines"),
         (lambda: readme_length_problems("line\n" * 250), None),
     ],

@@ -30,11 +30,12 @@ HELM = "helm.m.crossplane.io/v1beta1"
 ISTIO_NAMESPACE = "istio-system"
 # The chart each prerequisite installs unless the platform names another: the newest releases found on
 # 2026-12-01 (Dynamo's platform chart moved KAI to v0.17.0); NATS stays on the 1.x line Dynamo's platform chart
-# pins, whose values layout NATS_VALUES follows.
+# pins, whose values layout NATS_VALUES follows. Grove is the release whose API the Dynamo operator this package
+# follows is built against, and whose CRDs our PodCliqueSets are validated against (scripts/install-tools.sh).
 PINNED_CHARTS: dict[str, Chart] = {
     "kai": Chart(repository="oci://ghcr.io/kai-scheduler/kai-scheduler", name="kai-scheduler", version="v0.17.0"),
     "volcano": Chart(repository="https://volcano-sh.github.io/helm-charts", name="volcano", version="1.15.1"),
-    "grove": Chart(repository="oci://ghcr.io/ai-dynamo/grove", name="grove-charts", version="v0.1.0-alpha.13"),
+    "grove": Chart(repository="oci://ghcr.io/ai-dynamo/grove", name="grove-charts", version="v0.1.0-alpha.12-rc1"),
     "lws": Chart(repository="oci://registry.k8s.io/lws/charts", name="lws", version="0.11.1"),
     "nginx": Chart(repository="https://kubernetes.github.io/ingress-nginx", name="ingress-nginx", version="4.15.1"),
     "istio-base": Chart(

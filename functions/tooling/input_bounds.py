@@ -4,7 +4,7 @@
 whatever they are given, they refuse with a message naming the file, the line and the field, in seconds and a
 few hundred MB. Every file goes through ``read_limited``, ``check_value_count`` (libyaml's events, before
 anything is composed), ``check_yaml_document`` (each document as libyaml composed it, before a Python object is
-built) and ``check_document_size`` (``functions.tooling.manifests.load_documents``); what is sent through the
+built) and ``check_document_size`` (``functions.tooling.documents.file_documents``); what is sent through the
 pipeline, through ``check_request_depth``, and the objects a render is given (``-e``, ``--observed-resources``)
 through ``check_object``.
 
@@ -37,7 +37,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
@@ -109,7 +109,12 @@ def read_limited(file: Path) -> bytes:
     if size > MAX_FILE_BYTES:
         raise InputRefused(f"the file is {_exact(size)}, over the {_exact(MAX_FILE_BYTES)} this command reads")
     with file.open("rb") as f:
-        data = f.read(MAX_FILE_BYTES + 1)
+        return read_stream_limited(f)
+
+
+def read_stream_limited(stream: BinaryIO) -> bytes:
+    """The bytes of ``stream`` (standard input, an open file), refused beyond ``MAX_FILE_BYTES``, the rest unread."""
+    data = stream.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
         raise InputRefused(f"the file is over the {_exact(MAX_FILE_BYTES)} this command reads")
     return data

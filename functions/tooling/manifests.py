@@ -1,25 +1,21 @@
-"""Reading YAML manifests and turning a claim into the XR Crossplane would create for it."""
+"""Turning a claim into the XR Crossplane would create for it, finding its Composition, and printing YAML as
+Go reads it."""
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import re
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-from functions.api.echo import shown
 from functions.kinds import GROUP, KINDS, kind_of
-from functions.tooling.input_bounds import (
-    InputRefused,
-    check_document_size,
-    check_value_count,
-    check_yaml_document,
-    read_limited,
-)
+
+# Reading manifests moved to functions.tooling.documents; these names are still imported from here.
+from functions.tooling.documents import ManifestError as ManifestError
+from functions.tooling.documents import checked_objects as checked_objects
+from functions.tooling.documents import load_documents as load_documents
+from functions.tooling.documents import located_documents as located_documents
 
 # claim kind -> (XR kind, referenceable XR apiVersion): the claims package's kinds. In the default package a
 # kind's manifest is its own (namespaced) XR, unless its Kind keeps the claims shape (``Kind.namespaced``).
@@ -31,99 +27,6 @@ CLAIM_NAMESPACE_LABEL = "crossplane.io/claim-namespace"
 # machinery fields (compositionRef, compositionSelector, compositionUpdatePolicy,
 # compositionRevisionSelector) are propagated; compositionRevisionRef only with a Manual update policy.
 CLAIM_ONLY_SPEC_FIELDS = frozenset({"compositeDeletePolicy", "resourceRef", "writeConnectionSecretToRef"})
-
-
-class ManifestError(ValueError):
-    pass
-
-
-# libyaml's parser with PyYAML's safe constructors and resolvers: the same documents, about seven times faster
-# (the XRDs alone are 1.5 MB of YAML that every command reads).
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class DuplicateKey(yaml.YAMLError):
-    """A mapping gives a key twice. PyYAML keeps the last silently; kubectl refuses the manifest."""
-
-
-class _ManifestLoader(_SAFE_LOADER):  # type: ignore[misc, valid-type]
-    """The safe loader, refusing a mapping key given twice as kubectl's YAML decoder does (the same key text;
-    a merge key ``<<`` may be overridden), and each document beyond the input bounds before it is built
-    (``functions.tooling.input_bounds``: nesting, aliases, numbers)."""
-
-    start_line = 0  # where the document being built starts
-
-    def construct_document(self, node: yaml.Node) -> Any:
-        self.start_line = node.start_mark.line + 1
-        check_yaml_document(node, self)
-        return super().construct_document(node)
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[str, yaml.Node] = {}
-            for key_node, _ in node.value:
-                if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
-                    first = seen.setdefault(key_node.value, key_node)
-                    if first is not key_node:
-                        raise DuplicateKey(
-                            f'line {key_node.start_mark.line + 1}: mapping key "{shown(key_node.value)}" '
-                            f"already defined at line {first.start_mark.line + 1}"
-                        )
-        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
-
-
-def load_documents(path: Path) -> list[dict[str, Any]]:
-    """Every non-empty YAML document of a file, or of every .yaml/.yml file in a directory (sorted); a mapping
-    key given twice is an error naming the file, the line and the key, and so is a file or a document beyond the
-    input bounds (``functions.tooling.input_bounds``)."""
-    return [doc for _, doc in located_documents(path)]
-
-
-def located_documents(path: Path) -> list[tuple[str, Any]]:
-    """``load_documents``, each document with where it is: ``FILE#index`` (its index among the file's non-empty
-    documents, as ``validate`` names it)."""
-    files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
-    docs: list[tuple[str, Any]] = []
-    for file in files:
-        try:
-            data = read_limited(file)
-            check_value_count(data)
-            loader = _ManifestLoader(data)
-            collecting = gc.isenabled()
-            gc.disable()  # a document builds objects by the thousand, none of them in a cycle: nothing to collect
-            try:
-                index = 0
-                while loader.check_data():
-                    doc = loader.get_data()
-                    if doc:
-                        try:
-                            check_document_size(doc)
-                        except InputRefused as err:
-                            raise InputRefused(f"the document at line {loader.start_line}: {err}") from None
-                        docs.append((f"{file}#{index}", doc))
-                        index += 1
-            finally:
-                loader.dispose()
-                if collecting:
-                    gc.enable()
-        except yaml.YAMLError as err:
-            raise ManifestError(f"{file}: not valid YAML: {err}") from None
-        except InputRefused as err:
-            raise ManifestError(f"{file}: {err}") from None
-    return docs
-
-
-def checked_objects(path: Path, check: Callable[[Any], None]) -> list[dict[str, Any]]:
-    """``load_documents``, each document passed to ``check`` (``functions.tooling.input_bounds``): what it
-    refuses is an error naming the file, the document and the field."""
-    docs = []
-    for where, doc in located_documents(path):
-        try:
-            check(doc)
-        except InputRefused as err:
-            raise ManifestError(f"{where}: {err}") from None
-        docs.append(doc)
-    return docs
 
 
 # The API server's name generator (Crossplane names a claim's XR with it): a generateName base is cut to 58

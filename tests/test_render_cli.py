@@ -108,7 +108,7 @@ def test_render_rejects_a_kind_it_does_not_serve(tmp_path: Path) -> None:
     path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     proc = run_cli(str(path))
     assert proc.returncode == 1
-    assert "kind: 'ConfigMap' is not a kind this package serves" in proc.stderr
+    assert f"skipped {path}#0 ConfigMap/x: not a Dynamo kind" in proc.stderr
 
 
 def _fake_runner(calls: list[fnv1.RunFunctionRequest]):
@@ -279,7 +279,7 @@ def test_a_multi_document_file_renders_every_claim_it_holds(tmp_path: Path, extr
             i for i, d in enumerate(docs) if d["kind"] == "DynamoGraphDeployment" and d["metadata"]["name"] == name
         )
         assert docs[start : start + len(alone)] == alone
-    assert f"skipped {path}#1 ConfigMap/cm: kind: 'ConfigMap' is not a kind this package serves" in proc.stderr
+    assert f"skipped {path}#1 ConfigMap/cm: not a Dynamo kind" in proc.stderr
     json_out = json.loads(run_cli(str(path), *extra, "-o", "json").stdout)
     assert json_out["items"] == docs
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from corpus import EXAMPLE_CLAIMS, as_upstream_admits, corpus_dgds, examples_of_kind, has_main_images
@@ -42,7 +43,7 @@ def dgd(spec: dict, **meta: object) -> dict:
 def test_examples_are_valid() -> None:
     proc = validate("examples", "tests/scenarios", "--operator-config", "examples/operator-config.yaml")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().endswith("other documents skipped")
+    assert proc.stdout.strip().endswith("other documents skipped (-v lists them)")
     # The scaling adapters: claims, and XRs as observed.
     adapters = [d for p in examples_of_kind("DynamoGraphDeploymentScalingAdapter") for d in load_documents(p)]
     adapters += load_documents(REPO / "tests" / "scenarios" / "scaling")
@@ -146,7 +147,7 @@ def test_every_violation_is_printed_with_field_path_and_rule(tmp_path: Path) -> 
         in proc.stdout
     )
     assert "metadata.annotations[nvidia.com/dynamo-kube-discovery-mode]: must be pod or container" in proc.stdout
-    assert "0 valid, 3 invalid, 1 other documents skipped" in proc.stdout
+    assert "0 valid, 3 invalid, 1 other document skipped" in proc.stdout
 
 
 def test_old_checks_an_update(tmp_path: Path) -> None:
@@ -286,3 +287,62 @@ def test_a_violation_names_the_flag_that_fixes_it() -> None:
     assert "checkpoint functionality is disabled in the operator configuration (function)" in proc.stdout
     assert "hint: give an operator configuration that enables it" in proc.stdout
     assert "with --operator-config FILE" in proc.stdout
+
+
+# As without the tooling extra: cel_expr_python cannot be imported.
+WITHOUT_CEL = "import sys; sys.modules['cel_expr_python'] = None\n"
+CEL_MISSING = (
+    "the CEL engine (cel-expr-python) is not installed, so the CRDs' CEL rules cannot be checked: install the "
+    "tooling extra (pip install 'function-dynamo[tooling]', or pipx inject function-dynamo cel-expr-python)"
+)
+
+
+def without_cel(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT_CEL + script, *args], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+
+
+def cli_without_cel(*args: str) -> subprocess.CompletedProcess[str]:
+    return without_cel("from functions.tooling.main import cli\ncli(sys.argv[1:], prog_name='function-dynamo')", *args)
+
+
+# (arguments, exit code, stderr) without the CEL engine: validate refuses to give a verdict, render warns
+WITHOUT_THE_ENGINE = {
+    "validate": (("validate", "examples/dgd/vllm-agg.yaml"), 2, f"function-dynamo validate: {CEL_MISSING}\n"),
+    "validate -o json": (("validate", "examples/dgd", "-o", "json"), 2, f"function-dynamo validate: {CEL_MISSING}\n"),
+    "render": (("render", "examples/dgd/vllm-agg.yaml"), 0, f"Warning: {CEL_MISSING}\n"),
+}
+
+
+@pytest.mark.parametrize(("args", "code", "stderr"), WITHOUT_THE_ENGINE.values(), ids=WITHOUT_THE_ENGINE.keys())
+def test_without_the_cel_engine_nothing_is_reported_valid(args: tuple[str, ...], code: int, stderr: str) -> None:
+    proc = cli_without_cel(*args)
+    assert (proc.returncode, proc.stderr) == (code, stderr), proc.stdout
+    if args[0] == "validate":
+        assert proc.stdout == ""  # no "1 valid"
+    else:
+        assert (
+            proc.stdout
+            == subprocess.run(
+                [sys.executable, "-m", "functions.tooling.main", *args], cwd=REPO, capture_output=True, text=True
+            ).stdout
+        )
+
+
+def test_a_rule_not_evaluated_makes_the_document_invalid() -> None:
+    """The library too: a document whose CEL rules went unevaluated is not valid, each rule named."""
+    script = """
+import json
+from pathlib import Path
+from functions.tooling.offline_validation import validate_files
+(report,), _ = validate_files([Path("examples/dgd/vllm-agg.yaml")])
+print(json.dumps({"ok": report.ok, "violations": report.violations}))
+"""
+    proc = without_cel(script)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["ok"] is False
+    assert len(report["violations"]) > 10  # every rule of the graph's CRD, each named
+    reasons = {v.split(": ", 1)[1].split(" (cel: ")[0] for v in report["violations"]}
+    assert reasons == {"not evaluated offline: cel-expr-python is not installed"}

@@ -19,8 +19,17 @@ from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import PREVIOUS_COMPOSITE_CONTEXT_KEY, StepRequest
 from functions.kinds import kind_of, render_step
 from functions.tooling.admit_manifest import admit_manifest, served
+from functions.tooling.documents import (
+    ManifestError,
+    checked_objects,
+    file_documents,
+    load_documents,
+    manifest_files,
+    source_name,
+)
 from functions.tooling.input_bounds import InputRefused, check_object, check_request_depth
-from functions.tooling.manifests import ManifestError, as_xr, checked_objects, load_documents
+from functions.tooling.manifests import as_xr
+from functions.tooling.skipped import Skipped, empty_file, skipped_document
 from functions.tooling.validation import FieldValidation
 
 
@@ -58,7 +67,8 @@ def validate_document(
     result = admission.result
     report.violations += [str(v) for v in result.violations]
     report.warnings += admission.warnings
-    report.notes += [f"not evaluated: {n.path}: {n.rule} ({n.reason})" for n in result.not_evaluated]
+    # a rule not evaluated is no verdict: the document is not reported valid (the cluster would evaluate it)
+    report.violations += [f"{n.path}: not evaluated offline: {n.reason} ({n.rule})" for n in result.not_evaluated]
     if admission.object is None:
         return report  # the API server would stop here; the function never sees the object
     request = StepRequest(
@@ -90,26 +100,31 @@ def validate_files(
     operator_config: Path | None = None,
     field_validation: FieldValidation = "Strict",
     progress: Callable[[int, int], None] | None = None,
-) -> tuple[list[DocumentReport], int]:
-    """Reports for every document this package serves (and one for each file that is not valid YAML), and the
-    number of other documents skipped. ``progress(files done, files)`` is called after each file."""
+) -> tuple[list[DocumentReport], list[Skipped]]:
+    """Reports for every document this package serves (and one for each file that is not valid YAML), and every
+    other document, skipped, with why. ``progress(files done, files)`` is called after each file."""
     platform_docs = checked_objects(operator_config, check_object) if operator_config else []
     old_docs = {_identity(d): d for d in load_documents(old) if isinstance(d, dict)} if old else {}
-    reports, skipped = [], 0
-    files = [f for p in paths for f in (sorted(p.rglob("*.y*ml")) if p.is_dir() else [p])]
+    reports: list[DocumentReport] = []
+    skipped: list[Skipped] = []
+    files = [f for p in paths for f in manifest_files(p)]
     for done, path in enumerate(files, 1):
+        name = source_name(path)
         try:
-            docs = load_documents(path)
+            docs = file_documents(path)
         except ManifestError as err:  # reported, and the other files checked
-            reports.append(DocumentReport(str(path), [str(err).removeprefix(f"{path}: ")], file=str(path)))
+            reports.append(DocumentReport(name, [str(err).removeprefix(f"{name}: ")], file=name))
             docs = []
-        for index, doc in enumerate(docs):
-            if not served(doc):
-                skipped += 1
+        else:
+            if not docs:
+                skipped.append(empty_file(name))
+        for doc in docs:
+            if not served(doc.value):
+                skipped.append(skipped_document(doc))
                 continue
-            previous = old_docs.get(_identity(doc))
-            report = validate_document(doc, f"{path}#{index}", previous, platform_docs, field_validation)
-            reports.append(replace(report, file=str(path), index=index))
+            previous = old_docs.get(_identity(doc.value))
+            report = validate_document(doc.value, doc.where, previous, platform_docs, field_validation)
+            reports.append(replace(report, file=doc.file, index=doc.index))
         if progress is not None:
             progress(done, len(files))
     return reports, skipped

@@ -13,24 +13,18 @@ from typing import Any, TypeVar
 import click
 
 from functions.api.echo import clipped, shown
-from functions.kinds import GROUP
 from functions.tooling.admit_manifest import admit_manifest, refusal, served, with_namespace
 from functions.tooling.data_dirs import COMPOSITIONS_DIR
+from functions.tooling.documents import ManifestError, checked_objects, file_documents, source_name
 from functions.tooling.hints import hints_for
 from functions.tooling.input_bounds import InputRefused, check_object, check_request_depth
-from functions.tooling.manifests import (
-    CLAIM_KINDS,
-    CLUSTER_XR_KINDS,
-    ManifestError,
-    as_xr,
-    checked_objects,
-    find_composition,
-    located_documents,
-)
+from functions.tooling.manifests import CLAIM_KINDS, as_xr, find_composition
 from functions.tooling.options import field_validation_option, output_option
 from functions.tooling.output import format_objects
 from functions.tooling.pipeline import COMPOSITE_LABEL, RenderError, RenderOutput, render, render_nested
+from functions.tooling.skipped import EMPTY_DOCUMENT, skipped_document
 from functions.tooling.validation import FieldValidation
+from functions.tooling.validation.cel import engine_missing
 
 T = TypeVar("T")
 
@@ -72,47 +66,36 @@ class Manifest:
         return (self.doc.get("metadata") or {}).get("name") if isinstance(self.doc.get("metadata"), dict) else None
 
 
-def _describe(doc: Any) -> str:
-    if not isinstance(doc, dict):
-        return f"(a {type(doc).__name__}, not an object)"
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    return f"{shown(doc.get('kind'))}/{shown(meta.get('name', ''))}"
-
-
-def _not_served(doc: Any) -> str:
-    """Why a document is not one this package serves (``served``)."""
-    if not isinstance(doc, dict):
-        return "not a Kubernetes object"
-    if doc.get("kind") in {*CLAIM_KINDS, *CLUSTER_XR_KINDS}:
-        return f"apiVersion: {shown(repr(doc.get('apiVersion')))} is not in group {GROUP}"
-    return f"kind: {shown(repr(doc.get('kind')))} is not a kind this package serves"
-
-
 def manifests_in(path: Path, name: str | None) -> list[Manifest]:
-    """The claims and XRs of ``path`` in document order (only those named ``name`` if given); every other
-    document is skipped with a note on stderr. A claim or XR protobuf cannot carry to the steps is an error
-    naming the field (``check_request_depth``)."""
-    docs = located_documents(path)
-    found = []
-    for where, doc in docs:
-        if served(doc):
+    """The claims and XRs of ``path`` (a file, or - for standard input) in document order (only those named
+    ``name`` if given); every other document is skipped with a note on stderr saying why (an empty one only when
+    the file holds no claim or XR). A claim or XR protobuf cannot carry to the steps is an error naming the field
+    (``check_request_depth``)."""
+    docs = file_documents(path)
+    found, skipped = [], []
+    for doc in docs:
+        if served(doc.value):
             try:
-                check_request_depth(doc)
+                check_request_depth(doc.value)
             except InputRefused as err:
-                raise ManifestError(f"{where}: {err}") from None
-            found.append(Manifest(where, doc))
+                raise ManifestError(f"{doc.where}: {err}") from None
+            found.append(Manifest(doc.where, doc.value))
         else:
-            click.echo(f"function-dynamo render: skipped {where} {_describe(doc)}: {_not_served(doc)}", err=True)
+            skipped.append(skipped_document(doc))
+    for item in skipped:  # an empty document (a file ending in ---) is news only when nothing else is there
+        if item.reason != EMPTY_DOCUMENT or not found:
+            click.echo(clipped(f"function-dynamo render: skipped {item.describe()}"), err=True)
     chosen = [m for m in found if name is None or m.name == name]
     if chosen:
         return chosen
+    file = source_name(path)
     if found:
         names = ", ".join(shown(str(m.name)) for m in found[:10])
         names += f", and {len(found) - 10} more" if len(found) > 10 else ""
-        raise ManifestError(f"{path}: no claim or XR named {shown(repr(name))} (the file holds {names})")
-    raise ManifestError(
-        f"{path}: no claim or XR this package serves ({', '.join(CLAIM_KINDS)}); {len(docs)} other documents skipped"
-    )
+        raise ManifestError(f"{file}: no claim or XR named {shown(repr(name))} (the file holds {names})")
+    kinds = ", ".join(CLAIM_KINDS)
+    other = f"{len(docs)} other document{'' if len(docs) == 1 else 's'} skipped" if docs else "it is empty"
+    raise ManifestError(f"{file}: no claim or XR this package serves ({kinds}); {other}")
 
 
 def observed_for(xr: dict[str, Any], observed: list[dict[str, Any]], xrs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -140,7 +123,7 @@ def warn(outputs: list[RenderOutput], where: str, seen: set[str]) -> None:
 
 
 @click.command(name="render")
-@click.argument("claim", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("claim", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
 @click.option(
     "--claims",
     is_flag=True,
@@ -203,9 +186,13 @@ def render_cmd(
     the same way. Prints the XR and the composed resources like `crossplane render`; with
     --nested, then each nested composite rendered in turn (its XR, then what it composes).
 
-    A file of several documents renders each claim or XR in turn (--name picks one); other documents are
-    skipped with a note on stderr. The steps' warnings are printed on stderr.
+    CLAIM - reads standard input. A file of several documents renders each claim or XR in turn (--name picks
+    one); other documents are skipped with a note on stderr saying their kind and why. The steps' warnings are
+    printed on stderr, and so is a warning when no CEL engine is installed to check the CRDs' CEL rules.
     """
+    missing = engine_missing()
+    if missing:
+        click.echo(f"Warning: {missing}", err=True)
     try:
         manifests = manifests_in(claim, name)
         several = len(manifests) > 1

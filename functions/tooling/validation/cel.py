@@ -88,6 +88,17 @@ def _cel() -> tuple[Any, Any] | None:
     return cel, env
 
 
+ENGINE_MISSING = (
+    "the CEL engine (cel-expr-python) is not installed, so the CRDs' CEL rules cannot be checked: install the "
+    "tooling extra (pip install 'function-dynamo[tooling]', or pipx inject function-dynamo cel-expr-python)"
+)
+
+
+def engine_missing() -> str | None:
+    """``ENGINE_MISSING`` when cel-expr-python cannot be loaded (the tooling extra is not installed), else None."""
+    return ENGINE_MISSING if _cel() is None else None
+
+
 def _compile_problem(error: Exception) -> str:
     text = str(error)
     missing = sorted(set(_UNDECLARED.findall(text)))

@@ -8,8 +8,10 @@ import shlex
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+import yaml
+from click.testing import CliRunner, Result
 
+from functions.kinds import KINDS
 from functions.tooling.main import cli
 from server import REPO
 
@@ -46,20 +48,38 @@ def test_every_example_is_in_the_index() -> None:
 
 def test_v1beta1_is_the_default_and_v1alpha1_has_its_folder() -> None:
     for path in EXAMPLES.rglob("*.yaml"):
-        text = path.read_text()
-        if "apiVersion: nvidia.com/v1alpha1" in text and path.parent.name != "v1alpha1":
-            # kinds upstream serves in v1alpha1 only
-            assert re.search(r"^kind: (DynamoCheckpoint|DynamoModel|DynamoPlatform)$", text, re.M), path
+        if path.parent.name == "v1alpha1":
+            continue
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc.get("apiVersion") == "nvidia.com/v1alpha1":
+                # kinds upstream serves in v1alpha1 only
+                assert doc["kind"] in ("DynamoCheckpoint", "DynamoModel", "DynamoPlatform"), path
+
+
+def invoke(args: list[str]) -> Result:
+    """The command run as the index says, from the repository's root."""
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        return CliRunner().invoke(cli, args, catch_exceptions=False)
+    finally:
+        os.chdir(cwd)
 
 
 @pytest.mark.parametrize("args", commands(), ids=[" ".join(a[1:2]) for a in commands()])
 def test_each_preview_command_runs(args: list[str]) -> None:
-    cwd = os.getcwd()
-    os.chdir(REPO)
-    try:
-        result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    finally:
-        os.chdir(cwd)
+    result = invoke(args)
     assert result.exit_code == 0, result.output
     assert "kind: X" in result.output or "kind: Dynamo" in result.output
     assert Path(args[1]).exists()
+
+
+def test_validate_passes_on_the_examples_as_the_index_runs_it() -> None:
+    """The index's validate command checks every example of this package's kinds and skips the rest quietly."""
+    (command,) = re.findall(rf"^{re.escape(PROGRAM)} validate .+$", INDEX.read_text(), re.M)
+    ours = {name for k in KINDS for name in (k.claim_kind, k.xr_kind)}
+    documents = [doc for path in EXAMPLES.rglob("*.yaml") for doc in yaml.safe_load_all(path.read_text())]
+    valid = sum(isinstance(doc, dict) and doc.get("kind") in ours for doc in documents)
+    result = invoke(shlex.split(command)[1:])
+    skipped = f"{len(documents) - valid} other documents skipped (-v lists them)"
+    assert (result.exit_code, result.output) == (0, f"{valid} valid, 0 invalid, {skipped}\n")

@@ -130,7 +130,7 @@ from functions.tooling.pipeline import render
 repo = Path(sys.argv[1])
 compositions = load_documents(repo / "compositions")
 # the operator config with checkpoints on, and a checkpoint
-platform = load_documents(repo / "tests" / "scenarios" / "checkpoint-graph" / "ref-ready" / "required.yaml")
+platform = load_documents(repo / "examples" / "checkpoint" / "cluster" / "required.yaml")
 for path in sorted((repo / "examples").rglob("*.yaml")):
     for doc in load_documents(path):
         if doc.get("kind") in CLAIM_KINDS:

@@ -28,6 +28,11 @@ from tooling import crank_render, regenerated
 BASE = REPO / "examples" / "model" / "qwen3-base.yaml"
 LORA = REPO / "examples" / "model" / "qwen3-lora.yaml"
 STATES = REPO / "tests" / "scenarios" / "model-states"
+# The states examples/README.md's previews read live beside the examples (STATES' regenerate.py writes them too).
+EXAMPLE_STATES = {
+    "base-discovered": REPO / "examples" / "model" / "cluster" / "qwen3-base",
+    "all-loaded": REPO / "examples" / "model" / "cluster" / "qwen3-lora",
+}
 COMPOSITIONS = load_documents(REPO / "compositions")
 Obj = dict[str, Any]
 
@@ -42,8 +47,12 @@ def conditions(out: Any) -> dict[str, tuple[str, str, str]]:
     return {c["type"]: (c["status"], c["reason"], c.get("message", "")) for c in out.composite["status"]["conditions"]}
 
 
+def state_folder(name: str) -> Path:
+    return EXAMPLE_STATES.get(name, STATES / name)
+
+
 def state(name: str) -> tuple[list[Obj], list[Obj]]:
-    folder = STATES / name
+    folder = state_folder(name)
     observed = load_documents(folder / "observed.yaml") if (folder / "observed.yaml").exists() else []
     return observed, load_documents(folder / "required.yaml")
 
@@ -223,7 +232,7 @@ def test_crank_renders_each_state_as_in_process(name: str, claim: Path, function
     composition = find_composition(xr, COMPOSITIONS)
     (tmp_path / "xr.yaml").write_text(yaml.safe_dump(xr))
     (tmp_path / "composition.yaml").write_text(yaml.safe_dump(composition))
-    folder = STATES / name
+    folder = state_folder(name)
     args = ["-e", str(folder / "required.yaml")]
     if (folder / "observed.yaml").exists():
         args += ["-o", str(folder / "observed.yaml")]
@@ -233,8 +242,13 @@ def test_crank_renders_each_state_as_in_process(name: str, claim: Path, function
 
 
 def test_the_states_are_what_the_step_renders_today() -> None:
+    def examples() -> dict[Path, str]:
+        return {p: p.read_text() for folder in EXAMPLE_STATES.values() for p in sorted(folder.glob("*.yaml"))}
+
+    examples_before = examples()
     before, after = regenerated(STATES)
     assert before == after, "stale: run tests/scenarios/model-states/regenerate.py and review the diff"
+    assert examples_before == examples(), "stale: run tests/scenarios/model-states/regenerate.py and review the diff"
 
 
 def test_the_model_service_the_dgd_composes_carries_the_hash_the_model_selects() -> None:

@@ -60,19 +60,23 @@ def test_examples_are_valid() -> None:
     ]
     assert len(nested) == 14  # ready 3, rolling 5, lagging 3, stalled 3
     # The DynamoCheckpoint claim and the DGDs that start from a checkpoint (examples/checkpoint, and the v1alpha1 one).
-    checkpoints = load_documents(REPO / "examples" / "checkpoint")
+    checkpoints = [d for p in sorted((REPO / "examples" / "checkpoint").glob("*.yaml")) for d in load_documents(p)]
     checkpoints += load_documents(REPO / "examples" / "v1alpha1" / "vllm-disagg-checkpoint-ref.yaml")
     assert {d["kind"] for d in checkpoints} == {"DynamoCheckpoint", "DynamoGraphDeployment"}
-    # The DynamoCheckpoints the DGDs of the checkpoint-graph states compose or name (as observed).
+    # The DynamoCheckpoints the DGDs of the checkpoint-graph states compose or name (as observed), and the Ready one
+    # the checkpoint-ref examples' previews read.
     observed_checkpoints = [
         d
-        for path in sorted((REPO / "tests" / "scenarios" / "checkpoint-graph").glob("*/*.yaml"))
+        for path in [
+            *sorted((REPO / "tests" / "scenarios" / "checkpoint-graph").glob("*/*.yaml")),
+            REPO / "examples" / "checkpoint" / "cluster" / "required.yaml",
+        ]
         for d in load_documents(path)
         if d["kind"] == "DynamoCheckpoint"
     ]
     assert len(observed_checkpoints) == 5
     # The DynamoModel claims and the DGD whose Service they read, in examples/model.
-    models = load_documents(REPO / "examples" / "model")
+    models = [d for p in sorted((REPO / "examples" / "model").glob("*.yaml")) for d in load_documents(p)]
     assert sorted(d["kind"] for d in models) == ["DynamoGraphDeployment", "DynamoModel", "DynamoModel"]
     valid = len(EXAMPLE_CLAIMS) + len(adapters) + len(dcds) + len(nested) + len(checkpoints) + len(observed_checkpoints)
     valid += len(models)
@@ -99,8 +103,9 @@ def test_examples_are_valid() -> None:
 def test_checkpoint_examples_need_the_gate() -> None:
     proc = validate("examples/checkpoint")
     assert proc.returncode == 1
-    # the DGDs that start from a checkpoint, and the DynamoCheckpoint itself (upstream's webhook refuses all three)
-    assert proc.stdout.count("checkpoint functionality is disabled in the operator configuration") == 3
+    # the DGDs that start from a checkpoint, the DynamoCheckpoint itself, and the Ready one their previews read
+    # (upstream's webhook refuses them all)
+    assert proc.stdout.count("checkpoint functionality is disabled in the operator configuration") == 4
 
 
 def test_corpus_is_valid_apart_from_what_upstream_refuses(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """Faults on the real stack, with nothing lost: graphs made Ready (Grove played), one part broken and brought back,
-then the invariants checked. Shared by tests/test_crossplane_faults.py and scripts/faults.py.
+then the invariants checked. Shared by tests/test_crossplane_faults.py, tests/test_operator_faults.py and
+scripts/faults.py.
 
 The faults (``FAULTS``), each breaking one part for ``down`` seconds while the graphs run:
 
@@ -17,6 +18,19 @@ Crossplane reconciles it during the fault; not while the API server itself is do
 graph's conditions twice a second. After the part is back: every composed object has the UID it had (none
 deleted or recreated), the PodCliqueSet's ``spec.template`` and the Services' ``spec`` are unchanged, every graph
 is Ready and Synced again; the time from the part being back to that is the fault's time to recover.
+
+The same faults that apply to it run against the upstream operator (``tests/operator_stack.py``; a stack is a
+``Crossplane`` or an ``OperatorStack``), ``OPERATOR_FAULTS``:
+
+- ``operator-restart``: the manager stopped (SIGTERM) and started again with the same command line
+  (``operator_stack.rerun_operator``); it is back once it holds its leader-election Lease again;
+- ``apiserver-restart``: as above. Should the manager exit meanwhile, it is started again as the kubelet would
+  restart its container, and the outcome says so.
+
+The operator's composed objects are those a graph's DGD controls (its controller owner reference: the operator
+records no list of them), its graphs are back once Ready (it writes no Synced condition), and the sampler records
+each DGD's ``status.state`` and Ready reason too. The annotation the harness writes while the operator is down
+goes through the operator's admission webhooks: what they refused is kept (``Outcome.refused``).
 """
 
 from __future__ import annotations
@@ -33,13 +47,18 @@ import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
+from bench_controllers import owner_graph
+from bench_controllers import ready as graph_ready
 from composites import resource_refs
 from container import RUNTIME, delete
 from fault_proxy import SIGNALS
+from operator_stack import PROCESS as OPERATOR_PROCESS
+from operator_stack import OperatorStack, rerun_operator, stop_operator
 
 from apiserver import ensure_namespace, resource_path
 from controlplane import APIError, ControlPlane, restart_process, start_process, stop_process, wait_for
@@ -49,10 +68,22 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "dgd" / "vllm-agg.yaml"
 CLIQUES = REPO / "tests" / "scenarios" / "status" / "vllm-agg-ready" / "required.yaml"
 FAULTS = ("function-kill", "crossplane-restart", "apiserver-restart", "function-errors", "function-hang")
+OPERATOR_FAULTS = ("operator-restart", "apiserver-restart")  # the function's faults have no operator counterpart
+PROXY_FAULTS = ("function-errors", "function-hang")
 DOWN_SECONDS = {"function-kill": 10.0, "function-errors": 30.0, "function-hang": 30.0}  # the brief's; others: as long
 # as the part takes to stop and start
 POKE = "faults.function-dynamo.io/touched"
 SAMPLE_SECONDS = 0.5
+# What the operator creates for examples/dgd/vllm-agg.yaml, by kind: where to list it (``{ns}``: the namespace).
+OWNED = {
+    "PodCliqueSet": "/apis/grove.io/v1alpha1/namespaces/{ns}/podcliquesets",
+    "Service": "/api/v1/namespaces/{ns}/services",
+    "ServiceAccount": "/api/v1/namespaces/{ns}/serviceaccounts",
+    "Role": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
+    "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
+}
+Obj = dict[str, Any]
+Stack = Crossplane | OperatorStack
 
 
 def dgd_collection(namespace: str) -> str:
@@ -66,6 +97,15 @@ def conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def ready_and_synced(obj: dict[str, Any]) -> bool:
     got = conditions(obj)
     return all((got.get(t) or {}).get("status") == "True" for t in ("Ready", "Synced"))
+
+
+def settled(stack: Stack) -> Callable[[Obj], bool]:
+    """When a graph counts as back: Ready and Synced for the package, Ready for the operator (no Synced)."""
+    return graph_ready if isinstance(stack, OperatorStack) else ready_and_synced
+
+
+def faults_of(stack: Stack) -> tuple[str, ...]:
+    return OPERATOR_FAULTS if isinstance(stack, OperatorStack) else FAULTS
 
 
 # --- graphs -------------------------------------------------------------------------------------------------------
@@ -106,23 +146,25 @@ def play_grove(cp: ControlPlane, namespace: str, name: str, cliques: list[dict[s
     cp.client.replace(f"{pcs_path}/status", pcs)
 
 
-def make_ready(cp: ControlPlane, namespace: str, names: list[str], seconds: float) -> None:
-    """Grove played for each graph once its PodCliqueSet exists, until every graph is Ready and Synced."""
+def make_ready(
+    cp: ControlPlane, namespace: str, names: list[str], seconds: float, done: Callable[[Obj], bool] = ready_and_synced
+) -> None:
+    """Grove played for each graph once its PodCliqueSet exists, until ``done`` (Ready and Synced) for every graph."""
     cliques = [d for d in yaml.safe_load_all(CLIQUES.read_text()) if d]
     played: set[str] = set()
     deadline = time.monotonic() + seconds
     while True:
         graphs = {g["metadata"]["name"]: g for g in cp.client.get(dgd_collection(namespace))["items"]}
-        if all(ready_and_synced(graphs.get(n) or {}) for n in names):
+        if all(done(graphs.get(n) or {}) for n in names):
             return
         pcs = cp.client.get(resource_path("grove.io", "v1alpha1", "podcliquesets", namespace))["items"]
         for name in sorted({p["metadata"]["name"] for p in pcs} & set(names) - played):
             play_grove(cp, namespace, name, cliques)
             played.add(name)
         if time.monotonic() > deadline:
-            late = sorted(n for n in names if not ready_and_synced(graphs.get(n) or {}))
+            late = sorted(n for n in names if not done(graphs.get(n) or {}))
             raise AssertionError(
-                f"{len(late)} graph(s) not Ready+Synced after {seconds:.0f}s: {late[:5]}; {cp.where()}"
+                f"{len(late)} graph(s) not {done.__name__} after {seconds:.0f}s: {late[:5]}; {cp.where()}"
             )
         time.sleep(0.5)
 
@@ -145,20 +187,39 @@ def _ref_path(ref: dict[str, Any]) -> str:
     return resource_path(group, version, plural, ref.get("namespace"), ref["name"])
 
 
-def snapshot(cp: ControlPlane, namespace: str, names: list[str]) -> Snapshot:
-    shot = Snapshot({}, {})
+def referenced(cp: ControlPlane, namespace: str, names: list[str]) -> list[tuple[str, str, Obj]]:
+    """Each graph and what its XR says it composed (``resourceRefs``): (kind, API path, object)."""
+    out = []
     for name in names:
         path = f"{dgd_collection(namespace)}/{name}"
         xr = cp.client.get(path)
-        shot.uids[path] = xr["metadata"]["uid"]
-        for ref in resource_refs(xr):
-            ref_path = _ref_path(ref)
-            obj = cp.client.get(ref_path)
-            shot.uids[ref_path] = obj["metadata"]["uid"]
-            if ref["kind"] == "PodCliqueSet":
-                shot.specs[ref_path] = obj["spec"]["template"]
-            elif ref["kind"] == "Service":
-                shot.specs[ref_path] = obj["spec"]
+        out.append(("DynamoGraphDeployment", path, xr))
+        out += [(ref["kind"], _ref_path(ref), cp.client.get(_ref_path(ref))) for ref in resource_refs(xr)]
+    return out
+
+
+def owned(cp: ControlPlane, namespace: str, names: list[str]) -> list[tuple[str, str, Obj]]:
+    """Each graph and the objects of ``OWNED``'s kinds it controls (by owner reference, as the operator marks what
+    it creates): (kind, API path, object)."""
+    graphs = [f"{dgd_collection(namespace)}/{n}" for n in names]
+    out = [("DynamoGraphDeployment", path, cp.client.get(path)) for path in graphs]
+    for kind, collection in OWNED.items():
+        path = collection.format(ns=namespace)
+        out += [(kind, f"{path}/{o['metadata']['name']}", o)
+                for o in cp.client.get(path)["items"] if owner_graph(o) in names]  # fmt: skip
+    return out
+
+
+def snapshot(cp: ControlPlane, namespace: str, names: list[str], by_owner: bool = False) -> Snapshot:
+    """The UIDs of each graph and what it composed (``owned`` with ``by_owner``, else ``referenced``), and the
+    PodCliqueSets' ``spec.template`` and Services' ``spec``."""
+    shot = Snapshot({}, {})
+    for kind, path, obj in (owned if by_owner else referenced)(cp, namespace, names):
+        shot.uids[path] = obj["metadata"]["uid"]
+        if kind == "PodCliqueSet":
+            shot.specs[path] = obj["spec"]["template"]
+        elif kind == "Service":
+            shot.specs[path] = obj["spec"]
     return shot
 
 
@@ -186,11 +247,13 @@ class Sighting:
     reason: str
     message: str
     ready: str
+    ready_reason: str = ""
+    state: str = ""  # the DGD's status.state (the operator's: pending, successful, failed)
 
 
 class Sampler(threading.Thread):
-    """Every graph's Synced and Ready conditions, read twice a second until ``stop()``; reads the API server does
-    not answer (it is down) are counted, not sighted."""
+    """Every graph's Synced and Ready conditions and ``status.state``, read twice a second until ``stop()``; reads
+    the API server does not answer (it is down) are counted, not sighted."""
 
     def __init__(self, cp: ControlPlane, namespace: str) -> None:
         super().__init__(daemon=True)
@@ -212,7 +275,8 @@ class Sampler(threading.Thread):
                     synced, ready = got.get("Synced") or {}, got.get("Ready") or {}
                     self.sightings.append(Sighting(now, item["metadata"]["name"], synced.get("status", ""),
                                                    synced.get("reason", ""), synced.get("message", ""),
-                                                   ready.get("status", "")))  # fmt: skip
+                                                   ready.get("status", ""), ready.get("reason", ""),
+                                                   str((item.get("status") or {}).get("state", ""))))  # fmt: skip
             self._halt.wait(SAMPLE_SECONDS)
 
     def stop(self) -> None:
@@ -292,6 +356,54 @@ def crossplane_healthy(cp: ControlPlane) -> bool:
     return urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).status == 200
 
 
+def lease_holder(stack: OperatorStack) -> tuple[str, float]:
+    """Who holds the operator's leader-election Lease (its config's ``leaderElection``) and when they last renewed
+    it (seconds since the epoch); ("", 0) while there is none."""
+    election = stack.config.get("leaderElection") or {}
+    path = f"/apis/coordination.k8s.io/v1/namespaces/{election['namespace']}/leases/{election['id']}"
+    try:
+        spec = stack.cp.client.get(path, timeout=5)["spec"]
+    except APIError as err:
+        if err.code == 404:
+            return "", 0.0
+        raise
+    renewed = datetime.fromisoformat(spec["renewTime"].replace("Z", "+00:00")).timestamp()
+    return spec.get("holderIdentity") or "", renewed
+
+
+def wait_leading(stack: OperatorStack, after: float, other_than: str = "", seconds: float = 120) -> None:
+    """Until a manager other than ``other_than`` holds the Lease, renewed after ``after`` (epoch seconds): only the
+    leader reconciles, and a SIGTERMed manager does not give its Lease up, so its successor waits for it to
+    expire (the chart's 15 s)."""
+
+    def leading() -> bool:
+        holder, renewed = lease_holder(stack)
+        return holder not in ("", other_than) and renewed >= after
+
+    wait_for(stack.cp, OPERATOR_PROCESS, leading, seconds=seconds)
+
+
+def _manager_exited(stack: OperatorStack) -> str:
+    """How the manager ended, from its exit code and its log's last error line; "" while it runs."""
+    cp = stack.cp
+    proc = next(p for p in cp.procs if p.pid == cp.pids[OPERATOR_PROCESS])
+    if proc.poll() is None:
+        return ""
+    lines = cp.logs[OPERATOR_PROCESS].read_text(errors="replace").splitlines()
+    last = next((line for line in reversed(lines) if "error" in line.lower()), lines[-1] if lines else "")
+    return f"the manager exited with {proc.returncode}: {last.strip()[:300]}"
+
+
+def revive_operator(stack: OperatorStack) -> list[str]:
+    """The manager started again if it exited, as the kubelet restarts its container; what happened, if it did."""
+    exited = _manager_exited(stack)
+    if not exited:
+        return []
+    stop_operator(stack)  # nothing left to stop; conversion named by its Service again, as it checks on start
+    rerun_operator(stack)
+    return [f"{exited}; started again, as the kubelet would"]
+
+
 # --- a fault, from break to recovery ------------------------------------------------------------------------------
 
 
@@ -303,76 +415,136 @@ class Outcome:
     recover_seconds: float  # from the part back to every graph Ready and Synced again
     sampler: Sampler
     problems: list[str] = field(default_factory=list)  # what was lost; empty when nothing was
+    refused: list[str] = field(default_factory=list)  # the annotations the API server refused meanwhile, and why
+    notes: list[str] = field(default_factory=list)  # what else happened: the operator's manager exiting
 
     def synced_false(self) -> list[Sighting]:
         return [s for s in self.sampler.not_synced() if s.synced == "False"]
 
 
-def poke(cp: ControlPlane, namespace: str, names: list[str]) -> None:
-    """An annotation on each graph: a change Crossplane reconciles while the part is down."""
+def poke(cp: ControlPlane, namespace: str, names: list[str]) -> list[str]:
+    """An annotation on each graph: a change Crossplane reconciles while the part is down. What the API server
+    refused (the operator's admission webhooks are down with it), one message per graph."""
     stamp = f"{time.time():.3f}"
+    refused = []
     for name in names:
-        with contextlib.suppress(OSError, APIError):
+        try:
             cp.client.merge_patch(f"{dgd_collection(namespace)}/{name}", {"metadata": {"annotations": {POKE: stamp}}})
+        except (OSError, APIError) as err:
+            refused.append(str(err).replace(name, "<graph>"))
+    return refused
 
 
 def run_fault(
-    crossplane: Crossplane,
+    stack: Stack,
     fault: str,
     namespace: str,
     names: list[str],
     recover: float = 600,
     down: float | None = None,
 ) -> Outcome:
-    """Break ``fault``'s part while the graphs run, bring it back, wait for every graph Ready and Synced again,
+    """Break ``fault``'s part while the graphs run, bring it back, wait for every graph Ready (and Synced) again,
     and compare what they composed with before."""
-    cp = crossplane.cp
-    down = DOWN_SECONDS.get(fault, 0.0) if down is None else down
-    if fault in ("function-errors", "function-hang"):
-        point_function_at(cp, start_proxy(crossplane))
+    if fault not in faults_of(stack):
+        raise ValueError(f"{fault!r} does not apply to this stack (choose from {', '.join(faults_of(stack))})")
+    cp, operator = stack.cp, isinstance(stack, OperatorStack)
+    if isinstance(stack, Crossplane) and fault in PROXY_FAULTS:
+        point_function_at(cp, start_proxy(stack))
         time.sleep(1)
-    before = snapshot(cp, namespace, names)
+    before = snapshot(cp, namespace, names, by_owner=operator)
     sampler = Sampler(cp, namespace)
     sampler.start()
     time.sleep(1)
     broken = time.monotonic()
+    if isinstance(stack, OperatorStack):
+        refused, notes = _break_operator(stack, fault, namespace, names)
+    else:
+        refused, notes = _break_package(stack, fault, namespace, names, down), []
+    back = time.monotonic()
+    recovered = _wait_recovered(cp, namespace, names, recover, settled(stack))
+    sampler.stop()
+    if isinstance(stack, OperatorStack) and (exited := _manager_exited(stack)):
+        notes.append(f"after recovery, {exited}")
+    elif isinstance(stack, Crossplane) and fault in PROXY_FAULTS:
+        point_function_at(cp, stack.function_address)
+    after = snapshot(cp, namespace, names, by_owner=operator)
+    return Outcome(fault, len(names), round(back - broken, 1), round(recovered - back, 1), sampler,
+                   lost(before, after), refused, notes)  # fmt: skip
+
+
+def fault_on_graphs(stack: Stack, fault: str, graphs: int, seconds: float = 90) -> Outcome:
+    """``graphs`` graphs in a namespace named after ``fault``, made Ready, then ``fault`` run on them, each step
+    within ``seconds``; AssertionError if it lost or changed anything."""
+    names = apply_graphs(stack.cp, fault, graphs)
+    make_ready(stack.cp, fault, names, seconds=seconds, done=settled(stack))
+    outcome = run_fault(stack, fault, fault, names, recover=seconds)
+    assert outcome.problems == [], f"{fault} lost or changed: {outcome.problems}; {stack.where()}"
+    return outcome
+
+
+def _break_package(
+    crossplane: Crossplane, fault: str, namespace: str, names: list[str], down: float | None
+) -> list[str]:
+    """Break the package's part ``fault`` for ``down`` seconds (or as long as it takes) and bring it back; the
+    annotations refused meanwhile."""
+    cp = crossplane.cp
+    down = DOWN_SECONDS.get(fault, 0.0) if down is None else down
+    broken = time.monotonic()
     if fault == "function-kill":
         kill_function(cp)
-        poke(cp, namespace, names)
+        refused = poke(cp, namespace, names)
         time.sleep(max(0.0, down - (time.monotonic() - broken)))
         start_function_again(crossplane)
-    elif fault in ("function-errors", "function-hang"):
+    elif fault in PROXY_FAULTS:
         proxy_mode(cp, fault.removeprefix("function-").replace("errors", "error"))
-        poke(cp, namespace, names)
+        refused = poke(cp, namespace, names)
         time.sleep(max(0.0, down - (time.monotonic() - broken)))
         proxy_mode(cp, "pass")
     elif fault == "crossplane-restart":
         stop_process(cp, "crossplane", signal.SIGTERM)
-        poke(cp, namespace, names)
+        refused = poke(cp, namespace, names)
         restart_process(cp, "crossplane")
         wait_for(cp, "crossplane", lambda: crossplane_healthy(cp), seconds=120)
-    elif fault == "apiserver-restart":
+    else:  # apiserver-restart
         _restart(cp, "kube-apiserver", lambda: apiserver_ready(cp))
-        poke(cp, namespace, names)
-    else:
-        raise ValueError(f"unknown fault {fault!r} (choose from {', '.join(FAULTS)})")
-    back = time.monotonic()
-    recovered = _wait_recovered(cp, namespace, names, recover)
-    sampler.stop()
-    if fault in ("function-errors", "function-hang"):
-        point_function_at(cp, crossplane.function_address)
-    after = snapshot(cp, namespace, names)
-    return Outcome(fault, len(names), round(back - broken, 1), round(recovered - back, 1), sampler, lost(before, after))
+        refused = poke(cp, namespace, names)
+    return refused
 
 
-def _wait_recovered(cp: ControlPlane, namespace: str, names: list[str], seconds: float) -> float:
-    """When every graph was read Ready and Synced again; AssertionError after ``seconds``."""
+def _break_operator(stack: OperatorStack, fault: str, namespace: str, names: list[str]) -> tuple[list[str], list[str]]:
+    """Break the operator's part ``fault`` and bring it back, until its manager leads again; the annotations refused
+    meanwhile and what else happened (the manager ending with the API server, the API server's own time down)."""
+    cp = stack.cp
+    holder, _ = lease_holder(stack)
+    broken = time.monotonic()
+    if fault == "operator-restart":
+        stop_operator(stack)
+        stopped = time.monotonic() - broken
+        refused = poke(cp, namespace, names)
+        rerun_operator(stack)
+        serving = time.monotonic() - broken
+        wait_leading(stack, after=0.0, other_than=holder)
+        return refused, [f"the manager exited {stopped:.1f} s after its SIGTERM; the new one was ready {serving:.1f} s "
+                         "after it, and leading (so reconciling) once its predecessor's Lease expired"]  # fmt: skip
+    _restart(cp, "kube-apiserver", lambda: apiserver_ready(cp))  # apiserver-restart
+    notes = [f"the API server served again {time.monotonic() - broken:.1f} s after its SIGTERM"]
+    serving = time.time()
+    refused = poke(cp, namespace, names)
+    revived = revive_operator(stack)
+    wait_leading(stack, after=serving, other_than=holder if revived else "")
+    return refused, notes + revived
+
+
+def _wait_recovered(
+    cp: ControlPlane, namespace: str, names: list[str], seconds: float, done: Callable[[Obj], bool] = ready_and_synced
+) -> float:
+    """When every graph was read ``done`` (Ready and Synced) again; AssertionError after ``seconds``."""
     deadline = time.monotonic() + seconds
     while True:
         with contextlib.suppress(OSError, APIError):
             graphs = {g["metadata"]["name"]: g for g in cp.client.get(dgd_collection(namespace))["items"]}
-            if all(ready_and_synced(graphs.get(n) or {}) for n in names):
+            if all(done(graphs.get(n) or {}) for n in names):
                 return time.monotonic()
         if time.monotonic() > deadline:
-            raise AssertionError(f"the graphs were not Ready and Synced {seconds:.0f}s after; {cp.where()}")
+            raise AssertionError(f"the graphs were not {done.__name__} {seconds:.0f}s after; {cp.where()}")
         time.sleep(0.25)

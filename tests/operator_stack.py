@@ -42,7 +42,7 @@ from typing import Any
 import yaml
 
 from apiserver import collection_of, ensure_namespace, install_crd, resource_path, until
-from controlplane import APIError, ControlPlane, free_port, start_process, stop_process, wait_for
+from controlplane import APIError, ControlPlane, free_port, restart_process, start_process, stop_process, wait_for
 from crossplane_core import apply, install_target_crds, port_open
 from crossplane_rbac import service_account_kubeconfig
 from pki import issue, make_ca
@@ -326,6 +326,18 @@ def run_operator(stack: OperatorStack) -> None:
     kubeconfig = service_account_kubeconfig(cp, manager_service_account(stack.chart), namespace=NAMESPACE)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **stack.env, "KUBECONFIG": str(kubeconfig)}
     start_process(cp, PROCESS, _in_mount_namespace(stack.argv, NAMESPACE), env=env)
+    _until_serving(stack)
+
+
+def rerun_operator(stack: OperatorStack) -> None:
+    """The stopped manager (``stop_operator``) started again with the same command line and environment, as the
+    kubelet restarts its container; conversion pointed at it again once it listens, then until it is ready."""
+    restart_process(stack.cp, PROCESS)
+    _until_serving(stack)
+
+
+def _until_serving(stack: OperatorStack) -> None:
+    cp = stack.cp
     port = stack.webhook_url.rsplit(":", 1)[1]
     wait_for(cp, PROCESS, lambda: port_open(f"127.0.0.1:{port}"), seconds=START_SECONDS)
     conversion_to(cp, url=stack.webhook_url)
@@ -335,10 +347,16 @@ def run_operator(stack: OperatorStack) -> None:
         lambda: urllib.request.urlopen(f"http://127.0.0.1:{stack.health_port}/readyz", timeout=1).status == 200,
     )
     # Conversion through the operator: the API server answers a v1alpha1 list only through its webhook.
-    until(
-        "DGDs listed as v1alpha1 through the operator's conversion webhook",
-        lambda: cp.client.get(resource_path("nvidia.com", "v1alpha1", "dynamographdeployments")) is not None,
-    )
+    until("DGDs listed as v1alpha1 through the operator's conversion webhook", lambda: _lists_v1alpha1(cp))
+
+
+def _lists_v1alpha1(cp: ControlPlane) -> bool:
+    try:
+        return cp.client.get(resource_path("nvidia.com", "v1alpha1", "dynamographdeployments")) is not None
+    except APIError as err:
+        if err.code == 429:  # "storage is (re)initializing": the CRD's conversion just changed, its cache restarts
+            return False
+        raise
 
 
 def stop_operator(stack: OperatorStack) -> None:

@@ -2,7 +2,8 @@
 """Graphs reconciled on the real stack: the benchmark command for a real Crossplane (not a timed test).
 
     .venv/bin/python scripts/bench-cluster.py [--claims 1,20,100] [--package operator,namespaced,claims,upstream]
-                                               [--profile SECONDS] [--heap] [--crossplane-arg FLAG ...] [--json]
+                                               [--profile SECONDS] [--heap] [--idle SECONDS] [--crossplane-arg FLAG ...]
+                                               [--json]
 
 It starts what the test suite starts (etcd, kube-apiserver, kube-controller-manager and Crossplane on
 127.0.0.1, function-dynamo installed from its packages; built by scripts/install-control-plane.sh and
@@ -42,7 +43,10 @@ and prints the top functions of each, by ``go tool pprof -top``. ``--target-crds
 CRDs installed beside the packages (all four the test suite installs by default; the README's install has only
 Grove's) and beside upstream's (none by default). ``--heap`` takes a heap profile of kube-apiserver after the last
 round (after a forced garbage collection, so it shows what is live) and prints what holds the memory, by the
-function that allocated it and by the one that called it. Everything it starts is stopped by PID at the end.
+function that allocated it and by the one that called it. ``--idle SECONDS`` then waits SECONDS with the last
+round's graphs Ready and nothing changing, and reports what they cost meanwhile (the API server's and the controller
+side's CPU, requests and reconciles per graph per minute): what running graphs cost, not only new ones.
+Everything it starts is stopped by PID at the end.
 """
 
 from __future__ import annotations
@@ -457,6 +461,32 @@ def _measured_round(
     return result
 
 
+def _idle(cp: ControlPlane, seconds: int, graphs: int, metrics_port: int) -> dict[str, Any]:
+    """What ``graphs`` Ready graphs cost while nothing changes, over ``seconds`` after the last round: the API
+    server's and the controller side's CPU, and the requests and reconciles per graph per minute."""
+    apiserver = cp.pids["kube-apiserver"]
+    controllers = controllers_of(cp)
+    cpu0 = cpu_seconds(apiserver)
+    controller_cpu0 = {role: sum(map(cpu_seconds, pids)) for role, pids in controllers.items()}
+    requests0, reconciles0 = requests_served(cp), reconciles(metrics_port)
+    time.sleep(seconds)
+    per_graph_minute = 60.0 / seconds / graphs
+    requests = requests_served(cp) - requests0
+    return {
+        "seconds": seconds,
+        "graphs": graphs,
+        "apiserver_cpu_s": round(cpu_seconds(apiserver) - cpu0, 1),
+        "controller_cpu_s": {
+            role: round(sum(map(cpu_seconds, pids)) - controller_cpu0[role], 1) for role, pids in controllers.items()
+        },
+        "requests_per_graph_minute": round(requests.total() * per_graph_minute, 2),
+        "requests_by_kind_per_graph_minute": {k: round(v * per_graph_minute, 2) for k, v in requests.most_common(8)},
+        "reconciles_per_graph_minute": {
+            k: round(v * per_graph_minute, 2) for k, v in (reconciles(metrics_port) - reconciles0).most_common(4)
+        },
+    }
+
+
 def _apiserver_heap(cp: ControlPlane, package: str) -> dict[str, list[str]]:
     """The API server's live heap, top allocators by own bytes (flat) and by the bytes below them (cum)."""
     path = cp.run_dir / f"heap-{package}.pprof"
@@ -513,6 +543,15 @@ def _print_details(package: str, figures: dict[str, Any]) -> None:
         for name, top in (r.get("profiles") or {}).items():
             print(f"CPU profile of {name} during the {r['claims']}-graph round:")
             print("\n".join("    " + line for line in top))
+    idle = figures.get("idle")
+    if idle:
+        cpu = ", ".join(f"{role} {v} s" for role, v in idle["controller_cpu_s"].items()) or "none"
+        print(f"idle, {idle['graphs']} Ready graphs over {idle['seconds']} s: API server CPU"
+              f" {idle['apiserver_cpu_s']} s, controller side CPU {cpu}; per graph per minute:"
+              f" {idle['requests_per_graph_minute']} requests")  # fmt: skip
+        print("    " + ", ".join(f"{k} {v}" for k, v in idle["requests_by_kind_per_graph_minute"].items()))
+        if idle["reconciles_per_graph_minute"]:
+            print("    reconciles: " + ", ".join(f"{k} {v}" for k, v in idle["reconciles_per_graph_minute"].items()))
     for order, top in (last.get("heap") or {}).items():
         print(f"kube-apiserver's live heap after the {last['claims']}-graph round ({order}):")
         print("\n".join("    " + line for line in top))
@@ -545,6 +584,9 @@ def main() -> None:
                         help="heap-profile kube-apiserver (its live heap) after the last round")  # fmt: skip
     parser.add_argument("--crossplane-arg", action="append", default=[], metavar="FLAG",
                         help="one more `crossplane core start` flag (repeatable), e.g. --poll-interval=5m")  # fmt: skip
+    parser.add_argument("--idle", type=int, default=0, metavar="SECONDS",
+                        help="after the last round, measure SECONDS more while its graphs stay Ready and nothing "
+                             "changes: what running graphs cost")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     counts = [int(x) for x in args.claims.split(",") if x.strip()]
@@ -578,11 +620,14 @@ def main() -> None:
                 rounds.append(_measured_round(cp, package, n, profile, profile_port, metrics_port))
             if args.heap:
                 rounds[-1]["heap"] = _apiserver_heap(cp, package)
+            idle = _idle(cp, args.idle, counts[-1], metrics_port) if args.idle and counts else None
             names = ("kube-apiserver", "etcd", "kube-controller-manager")  # the controllers' are per round
             memory = {name: status_mib(cp.pids[name]) for name in names if name in cp.pids}
         finally:
             cp.stop()
         report[package] = {"install_seconds": round(install, 1), "rounds": rounds, "peak_rss_mib": memory}
+        if idle is not None:
+            report[package]["idle"] = idle
         if package == OPERATOR:
             report[package]["settle_seconds"] = round(settled, 1)
     if args.json:

@@ -11,6 +11,11 @@ from typing import Any, Literal
 
 Severity = Literal["fatal", "warning", "normal"]
 DEFAULT_TTL_SECONDS = 60
+# How soon a ready XR asks to be reconciled again. Crossplane v2.4 watches what a pipeline composes and requires,
+# so a change reaches it at once; a timed look only re-applies everything unchanged. Crossplane takes the shortest
+# TTL of a pipeline's steps, so a step with nothing pending answers this rather than the default (100 Ready graphs
+# idle: 1.5 reconciles per graph per minute at 60 s, 1.0 at this, the rest Crossplane's own; docs/performance.md).
+READY_TTL_SECONDS = 600
 
 
 @dataclass(frozen=True)

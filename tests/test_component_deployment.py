@@ -12,7 +12,7 @@ import pytest
 import yaml
 from rendering import check_resource
 
-from functions.contract import StepRequest, StepResponse
+from functions.contract import DEFAULT_TTL_SECONDS, READY_TTL_SECONDS, StepRequest, StepResponse
 from functions.kinds.component.component_step import component_deployment
 from functions.kube.deployment import deployment_strategy
 from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents
@@ -217,6 +217,7 @@ def test_status_from_the_observed_deployment(ready: bool) -> None:
         }
     assert rsp.composite_ready is ready
     assert rsp.desired_resources["deployment"].ready is ready
+    assert rsp.ttl_seconds == (READY_TTL_SECONDS if ready else DEFAULT_TTL_SECONDS)  # not re-applied each minute
     assert rsp.composite_status == {
         "observedGeneration": 3,
         "podSelector": {"nvidia.com/selector": "vllm-agg-frontend"},

@@ -453,7 +453,7 @@ def test_not_durations(text: str) -> None:
 
 
 def test_input_defaults_and_rounding() -> None:
-    assert parse_status_input({}) == parse_status_input({"pendingTTL": "15s", "readyTTL": "1m"})
+    assert parse_status_input({}) == parse_status_input({"pendingTTL": "15s", "readyTTL": "10m"})
     settings = parse_status_input({"pendingTTL": "500ms", "readyTTL": "2m"})
     assert (settings.pending_ttl_seconds, settings.ready_ttl_seconds) == (1, 120)
 

@@ -9,12 +9,13 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from functions.contract import DesiredResource, StepRequest
+from functions.contract import READY_TTL_SECONDS, DesiredResource, StepRequest
 from functions.fn import run, struct_to_dict
 from functions.kinds import step_for_input
+from functions.kinds.graph.graph_render_step import render_graph_deployment
 from functions.kinds.graph.graph_status_step import graph_status
-from functions.kinds.graph.status_input import DURATION_PATTERN, duration_seconds
-from functions.tooling.manifests import claim_to_xr
+from functions.kinds.graph.status_input import DURATION_PATTERN, duration_seconds, parse_status_input
+from functions.tooling.manifests import claim_to_xr, load_documents
 from server import REPO
 
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphStatus"}
@@ -90,7 +91,7 @@ def test_ready_graph() -> None:
         ("DynamoGraphReady", "True", "all_resources_are_ready"),
         ("Progressing", "True", "RolloutComplete"),
     ]
-    assert rsp.ttl_seconds == 60
+    assert rsp.ttl_seconds == READY_TTL_SECONDS
     assert sorted(rsp.requirements) == ["grove-podcliques", "grove-podcliquescalinggroups"]
 
 
@@ -213,7 +214,7 @@ def test_at_the_protobuf_edge() -> None:
     assert dict(selector.match_labels.labels) == {"app.kubernetes.io/part-of": "demo"}
 
     ready = run_proto(XR, DESIRED, DESIRED)
-    assert ready.meta.ttl.seconds == 60
+    assert ready.meta.ttl.seconds == READY_TTL_SECONDS
     assert ready.desired.composite.ready == fnv1.READY_TRUE
 
 
@@ -221,6 +222,19 @@ def test_responses_are_deterministic() -> None:
     one = run_proto(XR, DESIRED, {"podcliqueset": PCS}).SerializeToString(deterministic=True)
     two = run_proto(XR, DESIRED, {"podcliqueset": PCS}).SerializeToString(deterministic=True)
     assert one == two
+
+
+def test_the_compositions_look_again_soon_only_while_pending() -> None:
+    """Crossplane requeues an XR after the shortest TTL of its pipeline's steps: the render step leaves the timing to
+    the status step, and the Compositions' readyTTL is the default's, so a ready graph is not re-applied each minute."""
+    xr = claim_to_xr(load_documents(REPO / "examples" / "dgd" / "vllm-agg.yaml")[0])
+    render_rsp = render_graph_deployment(StepRequest(input={}, observed_composite=xr))
+    assert not render_rsp.fatal and render_rsp.ttl_seconds == READY_TTL_SECONDS
+    for path in ("dynamographdeployment.yaml", "claims/dynamographdeployment.yaml"):
+        comp = yaml.safe_load((REPO / "compositions" / path).read_text())
+        (status,) = [s for s in comp["spec"]["pipeline"] if s["step"] == "status"]
+        settings = parse_status_input(status["input"])
+        assert (settings.pending_ttl_seconds, settings.ready_ttl_seconds) == (15, READY_TTL_SECONDS), path
 
 
 def test_the_composition_runs_status_after_render() -> None:

@@ -45,7 +45,15 @@ from functions.api.operator_config import (
 )
 from functions.api.pod_defaults import spec_with_pod_spec_defaults
 from functions.api.schema_check import check_xr_spec, spec_schema_file
-from functions.contract import Condition, DesiredResource, StepRequest, StepResponse, fatal
+from functions.contract import (
+    DEFAULT_TTL_SECONDS,
+    READY_TTL_SECONDS,
+    Condition,
+    DesiredResource,
+    StepRequest,
+    StepResponse,
+    fatal,
+)
 from functions.kinds.component.component_checkpoints import resolve_dcd_checkpoint
 from functions.kinds.component.webhook_rules import (
     check_epp_config,
@@ -338,4 +346,5 @@ def component_deployment(req: StepRequest) -> StepResponse:
         composite_ready=ready,
         conditions=[*conditions, *mpi_conditions],
         requirements=requirements,
+        ttl_seconds=READY_TTL_SECONDS if ready else DEFAULT_TTL_SECONDS,
     )

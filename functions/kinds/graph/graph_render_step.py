@@ -19,6 +19,7 @@ from functions.api.pod_defaults import spec_with_pod_spec_defaults
 from functions.api.schema_check import check_xr_spec, spec_schema_file
 from functions.contract import (
     PREVIOUS_COMPOSITE_CONTEXT_KEY,
+    READY_TTL_SECONDS,
     DesiredResource,
     ResourceSelector,
     Result,
@@ -294,4 +295,5 @@ def render_graph_deployment(req: StepRequest) -> StepResponse:
         results=[Result("warning", message, "ComponentDeploymentInvalid") for message in warnings],
         conditions=conditions,
         requirements=lookups,
+        ttl_seconds=READY_TTL_SECONDS,  # when to look again is the status step's (pendingTTL, readyTTL)
     )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_PENDING_TTL = "15s"
-DEFAULT_READY_TTL = "60s"
+DEFAULT_READY_TTL = "10m"  # contract.READY_TTL_SECONDS
 
 # Go's time.ParseDuration without a sign: "0", or number+unit pairs ("1m30s", "1.5h", "500ms").
 DURATION_PATTERN = r"^(0|([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+)$"

@@ -77,7 +77,9 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from bench_controllers import (  # noqa: E402
+from fixtures.tooling import CRD_SETS  # noqa: E402
+from harness.apiserver import ensure_namespace, install_crd, resource_path  # noqa: E402
+from harness.bench_controllers import (  # noqa: E402
     OPERATOR,
     controllers_of,
     cpu_seconds,
@@ -89,11 +91,8 @@ from bench_controllers import (  # noqa: E402
     status_mib,
     wait_settled,
 )
-
-from apiserver import ensure_namespace, install_crd, resource_path  # noqa: E402
-from controlplane import ControlPlane, free_port, start_control_plane  # noqa: E402
-from crossplane_core import CLAIMS_CONFIGURATION, CONFIGURATION, install_target_crds, start_crossplane  # noqa: E402
-from tooling import CRD_SETS  # noqa: E402
+from harness.controlplane import ControlPlane, free_port, start_control_plane  # noqa: E402
+from harness.crossplane_core import CLAIMS_CONFIGURATION, CONFIGURATION, install_target_crds, start_crossplane  # noqa: E402
 
 COMPOSED = 6  # vllm-agg: PodCliqueSet, 2 Services, ServiceAccount, Role, RoleBinding
 KINDS = (

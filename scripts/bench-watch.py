@@ -35,9 +35,9 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from apiserver import ensure_namespace, resource_path  # noqa: E402
-from controlplane import APIError, ControlPlane, start_control_plane  # noqa: E402
-from crossplane_core import apply, start_crossplane  # noqa: E402
+from harness.apiserver import ensure_namespace, resource_path  # noqa: E402
+from harness.controlplane import APIError, ControlPlane, start_control_plane  # noqa: E402
+from harness.crossplane_core import apply, start_crossplane  # noqa: E402
 
 ENVIRONMENT_CONFIGS = "/apis/apiextensions.crossplane.io/v1beta1/environmentconfigs"
 LIMIT_SECONDS = 180.0

@@ -4,12 +4,13 @@
     .venv/bin/python scripts/differential.py [--limit N] [--out docs/upstream/differential.md]
 
 Starts two control planes on 127.0.0.1: one with the upstream operator as its chart runs it
-(``tests/operator_stack.py``), one with Crossplane and the namespaced package (``tests/crossplane_core.py``), the
-package reading the operator's own configuration as its ``dynamo-platform`` EnvironmentConfig. Every
-DynamoGraphDeployment of ``../shared/corpus`` and of upstream's golden DGD inputs is applied to both, on the Grove
-pathway and on the component pathway, each in a namespace of its own; once nothing changes any more, what each
-stores is read back, each controller's bookkeeping dropped (``tests/differential.py``), and compared. Prints the
-table per kind and the most frequent differing paths, and writes them with the run's facts to ``--out``.
+(``tests/harness/operator_stack.py``), one with Crossplane and the namespaced package
+(``tests/harness/crossplane_core.py``), the package reading the operator's own configuration as its
+``dynamo-platform`` EnvironmentConfig. Every DynamoGraphDeployment of ``../shared/corpus`` and of upstream's golden
+DGD inputs is applied to both, on the Grove pathway and on the component pathway, each in a namespace of its own;
+once nothing changes any more, what each stores is read back, each controller's bookkeeping dropped
+(``tests/harness/differential.py``), and compared. Prints the table per kind and the most frequent differing paths,
+and writes them with the run's facts to ``--out``.
 
 Needs what ``scripts/test.sh`` sets up (the control plane, Crossplane, the packages in ``dist/``, the operator
 built by ``scripts/install-tools.sh``) and root (the operator's namespace comes from a private mount namespace).
@@ -34,7 +35,12 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from differential import (  # noqa: E402
+from fixtures.corpus import RUNTIME_VERSION  # noqa: E402
+from fixtures.differential_compare import Key, compare, table, unexplained  # noqa: E402
+from fixtures.tooling import shared_dir  # noqa: E402
+from harness.controlplane import ControlPlane, start_control_plane  # noqa: E402
+from harness.crossplane_core import ENVIRONMENT_CONFIGS, apply, start_crossplane  # noqa: E402
+from harness.differential import (  # noqa: E402
     Graph,
     all_graphs,
     apply_graphs,
@@ -42,14 +48,8 @@ from differential import (  # noqa: E402
     platform_config,
     settle,
 )
-from differential_compare import Key, compare, table, unexplained  # noqa: E402
-from migration_report import migration_report, preview_graphs  # noqa: E402
-from operator_stack import start_operator  # noqa: E402
-
-from controlplane import ControlPlane, start_control_plane  # noqa: E402
-from corpus import RUNTIME_VERSION  # noqa: E402
-from crossplane_core import ENVIRONMENT_CONFIGS, apply, start_crossplane  # noqa: E402
-from tooling import shared_dir  # noqa: E402
+from harness.migration_report import migration_report, preview_graphs  # noqa: E402
+from harness.operator_stack import start_operator  # noqa: E402
 
 Obj = dict[str, Any]
 

@@ -7,7 +7,7 @@ It starts what the test suite starts (etcd, kube-apiserver, kube-controller-mana
 the namespaced package installed, the function as the packaged image under runc when root, else the checkout's
 server; no audit log), applies N copies of examples/dgd/vllm-agg.yaml per fault in a namespace named after it,
 plays Grove until they are Ready, then breaks one part while they run and brings it back
-(tests/fault_harness.py): ``function-kill`` (SIGKILL, back after 10 s), ``crossplane-restart``,
+(tests/harness/fault_harness.py): ``function-kill`` (SIGKILL, back after 10 s), ``crossplane-restart``,
 ``apiserver-restart`` (etcd keeps its data), ``function-errors`` and ``function-hang`` (a fault proxy in front of
 the function closes or holds every connection for 30 s; ``--down`` sets another time, e.g. past Crossplane's
 2-minute reconcile timeout). Per fault it prints: seconds down (from the part broken to it serving again), seconds
@@ -16,7 +16,7 @@ meanwhile and why, how many left Ready, and what was lost (composed objects dele
 Service specs changed): nothing, or the run fails. Everything it starts is stopped by PID at the end.
 
 ``--package operator`` runs, for comparison, the faults that apply to the upstream operator on a control plane of
-its own with the operator as its chart runs it (tests/operator_stack.py, as ``scripts/bench-cluster.py --package
+its own with the operator as its chart runs it (tests/harness/operator_stack.py, as ``scripts/bench-cluster.py --package
 operator`` starts it: needs root): ``operator-restart`` (the manager SIGTERMed and started again with the same
 command line; back once it holds its leader-election Lease again) and ``apiserver-restart``. The function's faults
 do not apply: the operator has no function. Its composed objects are those each DGD controls by owner reference; a
@@ -41,8 +41,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 import pytest  # noqa: E402
-from bench_controllers import OPERATOR  # noqa: E402
-from fault_harness import (  # noqa: E402
+
+from harness.bench_controllers import OPERATOR  # noqa: E402
+from harness.controlplane import ControlPlane, start_control_plane  # noqa: E402
+from harness.crossplane_core import start_crossplane  # noqa: E402
+from harness.fault_harness import (  # noqa: E402
     FAULTS,
     OPERATOR_FAULTS,
     Outcome,
@@ -53,10 +56,7 @@ from fault_harness import (  # noqa: E402
     run_fault,
     settled,
 )
-from operator_stack import start_operator  # noqa: E402
-
-from controlplane import ControlPlane, start_control_plane  # noqa: E402
-from crossplane_core import start_crossplane  # noqa: E402
+from harness.operator_stack import start_operator  # noqa: E402
 
 PACKAGES = ("namespaced", OPERATOR)
 ALL_FAULTS = (*FAULTS, *(f for f in OPERATOR_FAULTS if f not in FAULTS))

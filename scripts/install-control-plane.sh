@@ -8,7 +8,7 @@
 #     bin/kubectl-<KUBERNETES_VERSION>
 #     control-plane.env     ETCD=..., KUBE_APISERVER=..., KUBE_CONTROLLER_MANAGER=..., KUBECTL=... (KEY=VALUE)
 #
-# The tests start them on 127.0.0.1 (tests/controlplane.py); kubectl runs the commands the docs give a
+# The tests start them on 127.0.0.1 (tests/harness/controlplane.py); kubectl runs the commands the docs give a
 # person (the migration procedure, function-dynamo migrate). Idempotent: a binary that exists and
 # reports its pinned version is not rebuilt. Cold: ~4-6 minutes on two cores; warm: nothing to do.
 # Needs: go.

@@ -15,7 +15,7 @@
 #     crds/<name>/*.yaml               CRDs of the APIs we render into (copies)
 #     bin/dynamo-operator-<commit>-<hash>  the upstream Dynamo operator's manager, built from ../shared/upstream/operator
 #                                      (cold: ~3 minutes on 2 cores), and crds/dynamo-operator-<commit>-<hash>/ its Helm
-#                                      chart and CRDs: tests/operator_stack.py runs it beside the package
+#                                      chart and CRDs: tests/harness/operator_stack.py runs it beside the package
 #     tools.env                        CRANK=..., CROSSPLANE=..., CROSSPLANE_CRDS=..., CROSSPLANE_RBAC=...,
 #                                      CROSSPLANE_CHART=..., CRDS_DIR=..., DYNAMO_OPERATOR=..., DYNAMO_OPERATOR_DIR=...
 #                                      (KEY=VALUE)
@@ -253,7 +253,7 @@ else
     step "crossplane core $CROSSPLANE_VERSION: built in $((SECONDS - t0))s: $CROSSPLANE"
 fi
 
-# The render protocol of `crossplane internal render` (tests/core_render.py generates its Python messages).
+# The render protocol of `crossplane internal render` (tests/fixtures/core_render.py generates its Python messages).
 if [[ -f "$CROSSPLANE_RENDER_PROTO" ]]; then
     step "crossplane $CROSSPLANE_VERSION render.proto: present: $CROSSPLANE_RENDER_PROTO"
 else
@@ -401,7 +401,7 @@ install_crds lws "$LWS_MODULE" "$LWS_VERSION" "" 'config/crd/bases/*.yaml'
 install_crds istio "$ISTIO_MODULE" "$ISTIO_VERSION" "" 'kubernetes/customresourcedefinitions.gen.yaml'
 install_crds gaie "$GAIE_MODULE" "$GAIE_VERSION" "" 'config/crd/bases/*.yaml'
 # Volcano's scheduling API: the upstream operator renders LeaderWorkerSets only where it detects both the LWS and
-# the Volcano API groups (tests/operator_stack.py installs these beside it; the package is told by its config).
+# the Volcano API groups (tests/harness/operator_stack.py installs these beside it; the package is told by its config).
 install_crds volcano "$VOLCANO_MODULE" "$VOLCANO_VERSION" "" \
     'config/crd/volcano/bases/scheduling.volcano.sh_podgroups.yaml' 'config/crd/volcano/bases/scheduling.volcano.sh_queues.yaml'
 install_crds provider-aws "$PROVIDER_AWS_MODULE" "$PROVIDER_AWS_VERSION" "" \
@@ -438,7 +438,7 @@ if [[ -f "$OPERATOR_ARCHIVES/$OPERATOR_SOURCE" && -f "$OPERATOR_ARCHIVES/$OPERAT
     operator_hash="$(cat "$OPERATOR_ARCHIVES/$OPERATOR_SOURCE" "$OPERATOR_ARCHIVES/$OPERATOR_SNAPSHOT_API" | sha256sum | cut -c1-12)"
     OPERATOR="$BIN_DIR/dynamo-operator-$OPERATOR_COMMIT-$operator_hash"
     # The chart, the CRDs (config/crd/bases, with the DynamoWorkerMetadata CRD its Kubernetes discovery
-    # needs) and the snapshot CRDs, for the harness that starts it (tests/operator_stack.py).
+    # needs) and the snapshot CRDs, for the harness that starts it (tests/harness/operator_stack.py).
     OPERATOR_DIR="$CRDS_DIR/dynamo-operator-$OPERATOR_COMMIT-$operator_hash"
     if [[ -x "$OPERATOR" && -f "$OPERATOR_DIR/.source" ]]; then
         step "dynamo operator $OPERATOR_COMMIT: present: $OPERATOR"

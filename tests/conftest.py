@@ -7,17 +7,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-# Lets test modules import the shared helper modules beside them (tooling, server, corpus, ...).
+# Lets test modules import the packages beside them: harness (the real stack) and fixtures (offline helpers).
 sys.path.insert(0, str(Path(__file__).parent))
 
-from operator_stack import OperatorStack, start_operator
-
-from apiserver import Installed, derived_crds, install_crd
-from controlplane import ControlPlane, start_control_plane
-from crossplane_core import Crossplane, start_crossplane
+from fixtures.tooling import REPO, require_crank
 from functions.tooling.manifests import load_documents
-from server import REPO, serving
-from tooling import require_crank
+from harness.apiserver import Installed, derived_crds, install_crd
+from harness.controlplane import ControlPlane, start_control_plane
+from harness.crossplane_core import Crossplane, start_crossplane
+from harness.operator_stack import OperatorStack, start_operator
+from harness.server import serving
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from corpus import example_claim, load_claim
+from fixtures.corpus import example_claim, load_claim
 from functions.contract import StepRequest
 from functions.kinds.graph.adopted_worker_hash import STATUS_FIELD, operator_worker_hash, resolve_worker_hash
 from functions.kinds.graph.graph_render_step import render_graph_deployment

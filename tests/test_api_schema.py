@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from fixtures.tooling import require_shared, shared_dir
 from functions.api import v1alpha1, v1beta1
 from functions.kinds.component.component_xrd import dcd_spec_schema
 from functions.kinds.graph.graph_xrd import dgd_spec_schema
@@ -22,7 +23,6 @@ from functions.xrd.kube_catalog import (
     version_schemas,
 )
 from functions.xrd.schema import UnionReport, openapi_for_model, union_schemas
-from tooling import require_shared, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
 DGDSA_CRD_FILE = "nvidia.com_dynamographdeploymentscalingadapters.yaml"

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from apiserver import CRDS, Installed, derived_crds
-from controlplane import APIError, ControlPlane
-from tooling import require_shared
+from fixtures.tooling import require_shared
+from harness.apiserver import CRDS, Installed, derived_crds
+from harness.controlplane import APIError, ControlPlane
 
 DERIVED = derived_crds()
 UPSTREAM_TEST_GROUP = "upstream.dynamo.test"

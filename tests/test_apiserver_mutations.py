@@ -21,12 +21,12 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from apiserver import Installed, ensure_namespace, resource_path
-from controlplane import APIError, ControlPlane
-from corpus import as_upstream_admits, corpus_dgds
+from fixtures.corpus import as_upstream_admits, corpus_dgds
 from functions.tooling.admit_manifest import admit_manifest
 from functions.tooling.manifests import claim_to_xr
-from server import serving
+from harness.apiserver import Installed, ensure_namespace, resource_path
+from harness.controlplane import APIError, ControlPlane
+from harness.server import serving
 
 NAMESPACE = "mutations"
 OCCURRENCES = 2  # corpus documents mutated per field position

@@ -15,12 +15,12 @@ from test_apiserver_provider_crds import PROVIDER_KINDS, provider_crds
 from test_dynamo_platform import REFUSALS, _edit, claim
 from test_placement import PLACED, _render, read_operator_config
 
-from apiserver import Installed, ensure_namespace, install_crd, plural, resource_path
-from controlplane import APIError, ControlPlane
+from fixtures.tooling import REPO
 from functions.tooling.manifests import find_composition, load_documents
 from functions.tooling.pipeline import render
 from functions.tooling.render import admitted_xr
-from server import REPO
+from harness.apiserver import Installed, ensure_namespace, install_crd, plural, resource_path
+from harness.controlplane import APIError, ControlPlane
 
 CLOUDS = ("aws", "azure", "existing", "gcp")
 NAMESPACE = "platform"

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from apiserver import install_crd
-from controlplane import ControlPlane
+from fixtures.tooling import require_crds
 from functions.tooling.manifests import load_documents
-from tooling import require_crds
+from harness.apiserver import install_crd
+from harness.controlplane import ControlPlane
 
 # crd set -> (group, kind) -> (scope, the storage version)
 PROVIDER_KINDS: dict[str, dict[tuple[str, str], tuple[str, str]]] = {

@@ -15,16 +15,16 @@ import re
 from typing import Any
 
 import pytest
+from test_validation_catalogue import CATALOGUE, claim
 
-from apiserver import Installed, ensure_namespace, resource_path
-from apiserver import plural as plural_of
-from controlplane import APIError, ControlPlane
-from corpus import without_matcher_directives
+from fixtures.corpus import without_matcher_directives
+from fixtures.tooling import shared_dir
 from functions.tooling.admit_manifest import crds_by_kind
 from functions.tooling.manifests import CLAIM_KINDS, load_documents
 from functions.tooling.validation import validate
-from test_validation_catalogue import CATALOGUE, claim
-from tooling import shared_dir
+from harness.apiserver import Installed, ensure_namespace, resource_path
+from harness.apiserver import plural as plural_of
+from harness.controlplane import APIError, ControlPlane
 
 NAMESPACE = "agreement"
 GROUP = "nvidia.com"

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from server import REPO
-from tooling import require_shared
+from fixtures.tooling import REPO, require_shared
 
 CASES = ("smallest", "typical", "largest", "synthetic-25", "synthetic-25-no-grove")
 QUICK = ("--requests", "5", "--warmup", "1", "--time-limit", "30")

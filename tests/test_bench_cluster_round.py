@@ -1,5 +1,5 @@
 """scripts/bench-cluster.py's bookkeeping of a round: when a graph counts as composed and as Ready, for the
-packages and for the upstream operator (``tests/bench_controllers.py``), and which processes are the controller.
+packages and for the upstream operator (``tests/harness/bench_controllers.py``), and which processes are the controller.
 
 The seconds it reports are taken when the watch event arrives, not when its main loop next looks (that loop
 is busy playing Grove for other graphs). These tests feed the round's state the events a watch delivers.
@@ -13,9 +13,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from bench_controllers import controller_processes, crd_writes, owner_graph, ready
 
-from server import REPO
+from fixtures.tooling import REPO
+from harness.bench_controllers import controller_processes, crd_writes, owner_graph, ready
 
 
 @pytest.fixture(scope="module")

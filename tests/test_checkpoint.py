@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 import yaml
-from rendering import check_resource, render_xr
 
+from fixtures.rendering import check_resource, render_xr
+from fixtures.tooling import REPO, crank_render, regenerated, require_shared
 from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import StepRequest, StepResponse
 from functions.kinds.checkpoint.checkpoint_step import POD_REQUIREMENT, dynamo_checkpoint
@@ -19,8 +20,6 @@ from functions.kube.checkpoint_ids import dgd_checkpoint_id, go_json, identity_h
 from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents
 from functions.tooling.pipeline import render
 from functions.tooling.validation import load_crds, validate_object
-from server import REPO
-from tooling import crank_render, regenerated, require_shared
 
 EXAMPLE = REPO / "examples" / "checkpoint" / "vllm-checkpoint.yaml"
 PLATFORM_FILE = REPO / "examples" / "operator-config.yaml"

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 import yaml
-from rendering import check_resource
 
-from corpus import as_upstream_admits
+from fixtures.corpus import as_upstream_admits
+from fixtures.rendering import check_resource
+from fixtures.tooling import REPO, crank_render, regenerated, require_shared
 from functions.api.graph import Component, Graph
 from functions.kinds.checkpoint.auto_checkpoint import auto_checkpoint_id, overlay_pod_template
 from functions.kube.checkpoint_ids import identity_hash
@@ -19,8 +20,6 @@ from functions.tooling.manifests import dump_documents, find_composition, load_d
 from functions.tooling.pipeline import render
 from functions.tooling.render import admitted_xr
 from functions.tooling.validation import load_crds, validate_object
-from server import REPO
-from tooling import crank_render, regenerated, require_shared
 
 AUTO = REPO / "examples" / "checkpoint" / "vllm-agg-auto-checkpoint.yaml"
 REF = REPO / "examples" / "v1alpha1" / "vllm-disagg-checkpoint-ref.yaml"

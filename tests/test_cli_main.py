@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from server import REPO
+from fixtures.tooling import REPO
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from server import REPO
+from fixtures.tooling import REPO
 
 AGG = (REPO / "examples" / "dgd" / "vllm-agg.yaml").read_text()  # a valid DynamoGraphDeployment, vllm-agg
 NOTHING = (

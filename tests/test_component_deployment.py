@@ -10,16 +10,15 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from rendering import check_resource
 
+from fixtures.rendering import check_resource
+from fixtures.tooling import REPO, crank_render, require_shared
 from functions.contract import DEFAULT_TTL_SECONDS, READY_TTL_SECONDS, StepRequest, StepResponse
 from functions.kinds.component.component_step import component_deployment
 from functions.kube.deployment import deployment_strategy
 from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents
 from functions.tooling.pipeline import render
 from functions.tooling.validation import derive_crds, validate_object
-from server import REPO
-from tooling import crank_render, require_shared
 
 DCD_EXAMPLES = sorted((REPO / "examples" / "dcd").glob("*.yaml"))
 WORKER = REPO / "examples" / "dcd" / "vllm-worker.yaml"

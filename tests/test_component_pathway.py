@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 import yaml
-from rendering import check_resource, existing_pvcs, render_xr, rendered
 
-from corpus import as_upstream_admits, corpus_dgds, load_claim
+from fixtures.corpus import as_upstream_admits, corpus_dgds, load_claim
+from fixtures.rendering import check_resource, existing_pvcs, render_xr, rendered
+from fixtures.tooling import REPO, crank_render
 from functions.api.normalise import graph_from_xr
 from functions.contract import StepRequest, StepResponse
 from functions.kinds.graph.component_pathway import WORKER_HASH_LABEL, raw_components, worker_hash
@@ -20,8 +21,6 @@ from functions.kinds.graph.graph_render_step import render_graph_deployment
 from functions.kinds.graph.graph_status_step import graph_status
 from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents, namespaced_xr
 from functions.tooling.pipeline import RenderError, render
-from server import REPO
-from tooling import crank_render
 
 EXAMPLE = REPO / "examples" / "v1alpha1" / "vllm-disagg-no-grove.yaml"
 PLATFORM = {

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from corpus import corpus_dgds
+from fixtures.corpus import corpus_dgds
 from functions.api.conversion import v1alpha1_to_v1beta1
 from functions.api.graph import SpecError
 from functions.api.normalise import graph_from_xr

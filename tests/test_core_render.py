@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rendering import existing_pvcs
 
-from core_render import comparable, core_render, require_core
-from corpus import EXAMPLE_CLAIMS, load_claim, status_example_xr
+from fixtures.core_render import comparable, core_render, require_core
+from fixtures.corpus import EXAMPLE_CLAIMS, load_claim, status_example_xr
+from fixtures.rendering import existing_pvcs
+from fixtures.tooling import REPO
 from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
 from functions.tooling.pipeline import render
-from server import REPO, serving
+from harness.server import serving
 
 EXAMPLES = REPO / "examples"
 COMPOSITIONS = load_documents(REPO / "compositions")

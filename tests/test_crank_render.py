@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from corpus import EXAMPLE_CLAIMS, load_claim
+from fixtures.corpus import EXAMPLE_CLAIMS, load_claim
+from fixtures.tooling import REPO, crank_render
 from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents
 from functions.tooling.pipeline import render
-from server import REPO
-from tooling import crank_render
 
 COMPOSITIONS = REPO / "compositions"
 

@@ -1,6 +1,7 @@
 """The scale subresource of a DynamoGraphDeploymentScalingAdapter on a real Crossplane (default package), driven
 as upstream's users drive it: ``kubectl scale dgdsa`` (the API's ``/scale``), and a HorizontalPodAutoscaler run by
-kube-controller-manager's HPA controller against an external metrics API played here (``tests/metrics_play.py``).
+kube-controller-manager's HPA controller against an external metrics API played here
+(``tests/harness/metrics_play.py``).
 Each change reaches the component's replicas in the PodCliqueSet through the adapter.
 """
 
@@ -14,10 +15,10 @@ from typing import Any
 
 from test_crossplane_lifecycle import _apply, _clique_replicas
 
-from apiserver import ensure_namespace, resource_path, until
-from controlplane import APIError, ControlPlane, start_process, wait_for
-from crossplane_core import Crossplane
-from pki import issue
+from harness.apiserver import ensure_namespace, resource_path, until
+from harness.controlplane import APIError, ControlPlane, start_process, wait_for
+from harness.crossplane_core import Crossplane
+from harness.pki import issue
 
 HERE = Path(__file__).resolve().parent
 METRICS_NAMESPACE = "metrics-play"
@@ -36,7 +37,7 @@ def _serve_external_metrics(cp: ControlPlane) -> Path:
     values, port_file = work / "values.json", work / "port"
     values.write_text("{}")
     start_process(cp, "metrics-play", [
-        sys.executable, str(HERE / "metrics_play.py"), "--cert", str(pki / "metrics-play.crt"),
+        sys.executable, str(HERE / "harness" / "metrics_play.py"), "--cert", str(pki / "metrics-play.crt"),
         "--key", str(pki / "metrics-play.key"), "--values", str(values), "--port-file", str(port_file),
     ])  # fmt: skip
     wait_for(cp, "metrics-play", lambda: port_file.is_file() and port_file.read_text() != "")

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 import yaml
-from composites import xr_of
 from test_crossplane_rbac import (
     CHECKPOINT_EXAMPLE,
     CHECKPOINT_PLATFORM,
@@ -23,10 +22,11 @@ from test_crossplane_rbac import (
     play_job_pod,
 )
 
-from apiserver import install_crd, until
-from controller_play import write_status
-from crossplane_core import Crossplane, apply
-from tooling import require_shared
+from fixtures.tooling import require_shared
+from harness.apiserver import install_crd, until
+from harness.composites import xr_of
+from harness.controller_play import write_status
+from harness.crossplane_core import Crossplane, apply
 
 DONE = "2026-12-01T10:04:10Z"
 CAPTURED = "Checkpoint captured and verified"

@@ -16,15 +16,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from composites import cluster_xr_path, manifest_path, resource_refs
-from test_crossplane_platform import install_providers
-
-from apiserver import CLAIMS_XRDS, derived_crds, ensure_namespace, resource_path
-from apiserver import plural as plural_of
-from controlplane import APIError, ControlPlane, start_control_plane
-from corpus import examples_of_kind
-from crossplane_core import CLAIMS_CONFIGURATION, Crossplane, checkpoint_gate_on, start_crossplane
-from functions.kinds import KINDS
 from test_crossplane_e2e import (
     REPO,
     SYNC_SECONDS,
@@ -36,6 +27,15 @@ from test_crossplane_e2e import (
     preview,
     wait_synced,
 )
+from test_crossplane_platform import install_providers
+
+from fixtures.corpus import examples_of_kind
+from functions.kinds import KINDS
+from harness.apiserver import CLAIMS_XRDS, derived_crds, ensure_namespace, resource_path
+from harness.apiserver import plural as plural_of
+from harness.composites import cluster_xr_path, manifest_path, resource_refs
+from harness.controlplane import APIError, ControlPlane, start_control_plane
+from harness.crossplane_core import CLAIMS_CONFIGURATION, Crossplane, checkpoint_gate_on, start_crossplane
 
 # One example per kind, as a team on claims applies it: the first of its kind, or one that shows more (a DGD with
 # nested scaling adapters; the first DGD example needs the checkpoint gate).

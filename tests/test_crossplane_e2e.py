@@ -1,6 +1,6 @@
 """Installed and reconciled by a real Crossplane: every example, end to end, on the default package.
 
-The packages are installed as a platform team installs them (``tests/crossplane_core.py``). Each example
+The packages are installed as a platform team installs them (``tests/harness/crossplane_core.py``). Each example
 (a namespaced XR; a DynamoPlatform's claim) is applied in a namespace of its own; it must become
 ``Synced=True``, and the objects Crossplane
 composed (kind, namespace, name) must be exactly what ``function-dynamo render`` prints for it, each
@@ -16,16 +16,16 @@ from typing import Any
 
 import pytest
 import yaml
-from composites import manifest_path, resource_refs
 
-from apiserver import derived_crds, ensure_namespace, resource_path, served_resources
-from apiserver import plural as plural_of
-from controlplane import APIError
-from corpus import EXAMPLE_CLAIMS, examples_of_kind
-from crossplane_core import Crossplane
+from fixtures.corpus import EXAMPLE_CLAIMS, examples_of_kind
 from functions.tooling.manifests import find_composition, load_documents
 from functions.tooling.pipeline import RenderOutput, render, render_nested
 from functions.tooling.render import admitted_xr
+from harness.apiserver import derived_crds, ensure_namespace, resource_path, served_resources
+from harness.apiserver import plural as plural_of
+from harness.composites import manifest_path, resource_refs
+from harness.controlplane import APIError
+from harness.crossplane_core import Crossplane
 
 REPO = Path(__file__).resolve().parents[1]
 SYNC_SECONDS = 90.0

@@ -1,7 +1,7 @@
-"""Faults on the real stack, with nothing lost (tests/fault_harness.py): three graphs of examples/dgd/vllm-agg.yaml,
-Grove played so they are Ready, then one part broken while they run and brought back. Afterwards every composed
-object has the UID it had, no pod template or Service spec changed, and every graph is Ready and Synced again; while
-the fault every graph stayed Ready, and any Synced=False named the function.
+"""Faults on the real stack, with nothing lost (tests/harness/fault_harness.py): three graphs of
+examples/dgd/vllm-agg.yaml, Grove played so they are Ready, then one part broken while they run and brought back.
+Afterwards every composed object has the UID it had, no pod template or Service spec changed, and every graph is
+Ready and Synced again; while the fault every graph stayed Ready, and any Synced=False named the function.
 
 One stack for the module (a control plane of its own: the API server is restarted), each part restarted in place.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from fault_harness import Outcome, apply_graphs, make_ready, run_fault
 
-from controlplane import start_control_plane
-from crossplane_core import Crossplane, start_crossplane
+from harness.controlplane import start_control_plane
+from harness.crossplane_core import Crossplane, start_crossplane
+from harness.fault_harness import Outcome, apply_graphs, make_ready, run_fault
 
 GRAPHS = 3
 

@@ -12,17 +12,17 @@ from typing import Any
 
 import pytest
 import yaml
-from composites import manifest_path, resource_refs, xr_of
 
-from apiserver import ensure_namespace, resource_path, until
-from controller_play import COMPONENT_LABEL, play_deployments
-from controlplane import APIError, ControlPlane
-from corpus import example_claim
-from crossplane_core import Crossplane
+from fixtures.corpus import example_claim
 from functions.api.upstream_operator import OPERATOR_FINALIZER
 from functions.contract import StepRequest
 from functions.kinds.graph.graph_render_step import render_graph_deployment
 from functions.kube.labels import RESTART_AT
+from harness.apiserver import ensure_namespace, resource_path, until
+from harness.composites import manifest_path, resource_refs, xr_of
+from harness.controller_play import COMPONENT_LABEL, play_deployments
+from harness.controlplane import APIError, ControlPlane
+from harness.crossplane_core import Crossplane
 
 REPO = Path(__file__).resolve().parents[1]
 SECONDS = 90.0

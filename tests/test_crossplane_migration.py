@@ -35,16 +35,16 @@ from typing import Any
 
 import pytest
 import yaml
-from composites import without_crossplane_metadata
 from test_upstream_golden import HARNESS_OPERATOR_VERSION, NAMESPACE, rendered, scenario_input
 
-from apiserver import ensure_namespace, until
-from controlplane import ControlPlane, require_kubectl, start_control_plane
-from crossplane_core import CONFIGURATION, install_target_crds, start_crossplane
+from fixtures.tooling import _missing, shared_dir
 from functions.kube.backends import ORIGIN_VERSION_ANNOTATION
 from functions.tooling.kubectl import resource_of
 from functions.tooling.migration import CRDS, OPERATOR_FINALIZER
-from tooling import _missing, shared_dir
+from harness.apiserver import ensure_namespace, until
+from harness.composites import without_crossplane_metadata
+from harness.controlplane import ControlPlane, require_kubectl, start_control_plane
+from harness.crossplane_core import CONFIGURATION, install_target_crds, start_crossplane
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = ("dgd/grove", "dgd/components")

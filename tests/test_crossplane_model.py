@@ -10,10 +10,10 @@ from typing import Any
 
 from test_crossplane_rbac import _create, _namespace, claim_path, listed, nudge, play_job_pod
 
-from apiserver import ensure_namespace, until
-from crossplane_core import Crossplane
+from fixtures.tooling import REPO
 from functions.kube.labels import model_hash
-from server import REPO
+from harness.apiserver import ensure_namespace, until
+from harness.crossplane_core import Crossplane
 
 BASE = REPO / "examples" / "model" / "qwen3-base.yaml"
 LORA = REPO / "examples" / "model" / "qwen3-lora.yaml"

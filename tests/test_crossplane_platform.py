@@ -15,22 +15,22 @@ import time
 from typing import Any
 
 import pytest
-from composites import resource_refs
 from test_apiserver_provider_crds import PROVIDER_KINDS, provider_crds
+from test_crossplane_e2e import api_plurals
 from test_crossplane_rbac import _create, _xr, claim_path, nudge
 from test_dynamo_platform import kubeconfig
 from test_placement import observed_manifests
 
-from apiserver import ensure_namespace, install_crd, resource_path, until
-from controller_play import write_status
-from controlplane import APIError, ControlPlane
-from crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
-from crossplane_rbac import CROSSPLANE_SA, service_account_user
+from fixtures.tooling import REPO
 from functions.tooling.manifests import find_composition, load_documents
 from functions.tooling.pipeline import render
 from functions.tooling.render import admitted_xr
-from server import REPO
-from test_crossplane_e2e import api_plurals
+from harness.apiserver import ensure_namespace, install_crd, resource_path, until
+from harness.composites import resource_refs
+from harness.controller_play import write_status
+from harness.controlplane import APIError, ControlPlane
+from harness.crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
+from harness.crossplane_rbac import CROSSPLANE_SA, service_account_user
 
 EXAMPLES = REPO / "examples" / "platform"
 SECONDS = 120.0

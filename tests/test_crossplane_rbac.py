@@ -19,18 +19,18 @@ from typing import Any
 
 import pytest
 import yaml
-from composites import manifest_path, resource_refs, xr_of, xr_path_of
-
-from apiserver import ensure_namespace, install_crd, plural, resource_path, until
-from controlplane import APIError, ControlPlane
-from corpus import example_claim
-from crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
-from crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, audit_events, impersonating, service_account_user
-from functions.kinds.request.profiling_job import PROFILING_RULES
-from functions.tooling.manifests import load_documents
 from test_crossplane_e2e import CLAIMS, REPO, api_plurals, preview, wait_synced
 from test_rbac import MESH_PLATFORM, discovery_role, role_grants
-from tooling import require_shared
+
+from fixtures.corpus import example_claim
+from fixtures.tooling import require_shared
+from functions.kinds.request.profiling_job import PROFILING_RULES
+from functions.tooling.manifests import load_documents
+from harness.apiserver import ensure_namespace, install_crd, plural, resource_path, until
+from harness.composites import manifest_path, resource_refs, xr_of, xr_path_of
+from harness.controlplane import APIError, ControlPlane
+from harness.crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
+from harness.crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, audit_events, impersonating, service_account_user
 
 MESH_EXAMPLES = (
     example_claim("vllm-agg"),

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from composites import xr_of
-from profiling_play import final_config, job_running, job_succeeded, running_output, success_output
 from test_crossplane_rbac import _composed, _create, _namespace, claim_path, listed, nudge
 
-from apiserver import until
-from controller_play import play_deployments, write_status
-from controlplane import APIError
-from crossplane_core import Crossplane
+from fixtures.profiling_play import final_config, job_running, job_succeeded, running_output, success_output
+from harness.apiserver import until
+from harness.composites import xr_of
+from harness.controller_play import play_deployments, write_status
+from harness.controlplane import APIError
+from harness.crossplane_core import Crossplane
 
 REPO = Path(__file__).resolve().parents[1]
 REQUEST = REPO / "examples" / "dgdr" / "vllm-sla.yaml"

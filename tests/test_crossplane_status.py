@@ -17,17 +17,17 @@ from typing import Any
 import pytest
 import yaml
 
-from apiserver import SETTLE_SECONDS, ensure_namespace, resource_path, until
-from controller_play import (
+from fixtures.corpus import example_claim
+from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
+from functions.tooling.pipeline import render
+from harness.apiserver import SETTLE_SECONDS, ensure_namespace, resource_path, until
+from harness.controller_play import (
     STATUS,
     play_deployments,
     play_grove,
     played_statuses,
 )
-from corpus import example_claim
-from crossplane_core import Crossplane
-from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
-from functions.tooling.pipeline import render
+from harness.crossplane_core import Crossplane
 
 REPO = Path(__file__).resolve().parents[1]
 # Scenarios whose state a test can reach by playing controllers (no xr-overlay: the others need an XR

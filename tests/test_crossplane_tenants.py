@@ -17,16 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from composites import resource_refs, xr_of
 from test_crossplane_platform import EXAMPLES, install_providers, play_providers
 from test_crossplane_rbac import _create, claim_path
 from test_dynamo_platform import kubeconfig
 
-from apiserver import ensure_namespace, until
-from controlplane import ControlPlane, require_kubectl
-from crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
+from fixtures.tooling import REPO
 from functions.tooling.manifests import load_documents
-from server import REPO
+from harness.apiserver import ensure_namespace, until
+from harness.composites import resource_refs, xr_of
+from harness.controlplane import ControlPlane, require_kubectl
+from harness.crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
 
 Obj = dict[str, Any]
 PLATFORM_NS = "tenancy-platform"

@@ -31,14 +31,17 @@ from typing import Any
 
 import pytest
 import yaml
-from composites import manifest_path, resource_refs
 from test_crossplane_claims import LIFECYCLES
+from test_crossplane_e2e import object_path, preview, wait_synced
 from test_crossplane_platform import install_providers
 
-from apiserver import ensure_namespace, resource_path, until
-from apiserver import plural as plural_of
-from controlplane import Client, ControlPlane, free_port, start_control_plane, start_process, wait_for
-from crossplane_core import (
+from fixtures.tooling import _missing, shared_dir
+from functions.tooling.migration import spec_differences
+from harness.apiserver import ensure_namespace, resource_path, until
+from harness.apiserver import plural as plural_of
+from harness.composites import manifest_path, resource_refs
+from harness.controlplane import Client, ControlPlane, free_port, start_control_plane, start_process, wait_for
+from harness.crossplane_core import (
     CONFIGURATION,
     FUNCTION,
     PACKAGE_PREFIX,
@@ -51,9 +54,6 @@ from crossplane_core import (
     require_tools,
     start_crossplane,
 )
-from functions.tooling.migration import spec_differences
-from test_crossplane_e2e import object_path, preview, wait_synced
-from tooling import _missing, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
 NEXT = "v0.1.1"

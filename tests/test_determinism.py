@@ -22,9 +22,10 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 
-from corpus import load_claim
+from fixtures.corpus import load_claim
+from fixtures.tooling import REPO
 from functions.tooling.manifests import claim_to_xr, load_documents
-from server import REPO, serving
+from harness.server import serving
 
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
 XR = claim_to_xr(load_claim(REPO / "examples" / "v1alpha1" / "sglang-multinode.yaml"))

@@ -28,11 +28,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from crossplane_core import RECOMMENDED_CORE_ARGS
+from fixtures.tooling import pinned_version, project_version, require_tools_file
 from functions.kinds.platform.addons import PINNED_CHARTS
 from functions.tooling.main import cli
 from functions.tooling.validation.engine import validate_object
-from tooling import pinned_version, project_version, require_tools_file
+from harness.crossplane_core import RECOMMENDED_CORE_ARGS
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from fixtures.tooling import REPO
 from functions.tooling.main import cli
 from functions.tooling.manifests import ManifestError, load_documents
-from server import REPO
 
 DUPLICATE_NAME = """\
 apiVersion: nvidia.com/v1beta1

@@ -15,12 +15,11 @@ from typing import Any
 import pytest
 import yaml
 
+from fixtures.tooling import REPO, crank_render_objects
 from functions.api.operator_config import OperatorConfig
 from functions.tooling.manifests import dump_documents, find_composition, load_documents
 from functions.tooling.pipeline import RenderError, render
 from functions.tooling.render import Refused, admitted_xr
-from server import REPO
-from tooling import crank_render_objects
 
 Obj = dict[str, Any]
 EXAMPLES = REPO / "examples" / "platform"

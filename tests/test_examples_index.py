@@ -11,9 +11,9 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
+from fixtures.tooling import REPO
 from functions.kinds import KINDS
 from functions.tooling.main import cli
-from server import REPO
 
 EXAMPLES = REPO / "examples"
 INDEX = EXAMPLES / "README.md"

@@ -7,11 +7,11 @@ import copy
 from typing import Any
 
 import pytest
-from rendering import render_xr, rendered
 
+from fixtures.rendering import render_xr, rendered
+from fixtures.tooling import REPO
 from functions.kube.defaults import WORKER_TYPES
 from functions.tooling.manifests import claim_to_xr, load_documents
-from server import REPO
 
 CLASS = "nvidia.com/dynamo-component-class"
 GAIE = load_documents(REPO / "examples" / "v1alpha1" / "vllm-gaie.yaml")[0]

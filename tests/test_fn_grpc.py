@@ -14,11 +14,12 @@ from crossplane.function.proto.v1beta1 import run_function_pb2 as fnv1beta1
 from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
 from google.protobuf import json_format
 
+from fixtures.tooling import REPO
 from functions.contract import Result, StepResponse
 from functions.fn import apply_step_response, struct_to_dict
 from functions.tooling.manifests import claim_to_xr
-from pki import issue, make_ca
-from server import REPO, free_port, serving
+from harness.pki import issue, make_ca
+from harness.server import free_port, serving
 
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from fixtures.tooling import REPO
 from functions.tooling.manifests import find_composition, load_documents
 from functions.tooling.pipeline import RenderError, render
 from functions.tooling.render import admitted_xr
-from server import REPO
 
 COMPOSITIONS = load_documents(REPO / "compositions")
 PLATFORM = load_documents(REPO / "examples" / "operator-config.yaml")
@@ -214,7 +214,7 @@ def inter_pod(failover: Obj | None = None) -> Obj:
 
 
 def test_the_inter_pod_layout_is_a_weight_server_and_engines_sharing_a_claim_per_replica() -> None:
-    from rendering import check_resource
+    from fixtures.rendering import check_resource
 
     out = run(inter_pod())
     (pcs,) = of_kind(out.composed, "PodCliqueSet")
@@ -357,7 +357,7 @@ def test_each_claim_template_writes_its_metadata_as_go_does(
 
 
 def test_a_multinode_inter_pod_component_has_a_server_and_engines_per_rank() -> None:
-    from rendering import check_resource
+    from fixtures.rendering import check_resource
 
     claim = inter_pod({"mode": "InterPod", "numShadows": 1})
     claim["spec"]["components"][0]["multinode"] = {"nodeCount": 2}

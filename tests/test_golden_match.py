@@ -1,4 +1,4 @@
-"""The golden-output matcher (tests/golden_match.py), rule by rule: what matches, and what does not."""
+"""The golden-output matcher (tests/fixtures/golden_match.py), rule by rule: what matches, and what does not."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from golden_match import match
+from fixtures.golden_match import match
 
 # (expected, actual): each must match.
 MATCHING = {

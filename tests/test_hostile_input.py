@@ -22,6 +22,7 @@ import yaml
 from click.testing import CliRunner
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from fixtures.tooling import REPO
 from functions.tooling.input_bounds import (
     MAX_FILE_BYTES,
     MAX_OBJECT_BYTES,
@@ -30,7 +31,6 @@ from functions.tooling.input_bounds import (
     check_request_depth,
 )
 from functions.tooling.main import cli
-from server import REPO
 
 MAX_OUTPUT = 2000  # characters of stdout and stderr together
 BOMB_TIMEOUT = 20  # seconds

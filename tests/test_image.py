@@ -17,17 +17,17 @@ from typing import Any
 import grpc
 import pytest
 import yaml
-from container import IMAGE_USER, RUNTIME, readable_by_image, running, runtime_spec, unpack_xpkg
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
-from packages import built_packages
 
+from fixtures.tooling import REPO, _missing
 from functions.serve import FunctionRunner
 from functions.tooling.manifests import claim_to_xr, load_documents
-from pki import issue, make_ca
-from server import REPO, free_port
-from tooling import _missing
+from harness.container import IMAGE_USER, RUNTIME, readable_by_image, running, runtime_spec, unpack_xpkg
+from harness.packages import built_packages
+from harness.pki import issue, make_ca
+from harness.server import free_port
 
 MAX_UNCOMPRESSED = 150_000_000
 

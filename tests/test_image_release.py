@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tooling import _missing, _tools_env, project_version, require_crank
+from fixtures.tooling import _missing, _tools_env, project_version, require_crank
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("function-dynamo", "function-dynamo-configuration", "function-dynamo-claims")

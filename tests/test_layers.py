@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from server import REPO
+from fixtures.tooling import REPO
 
 PACKAGE = REPO / "functions"
 

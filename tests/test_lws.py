@@ -14,6 +14,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
+from fixtures.tooling import require_crds
 from functions.api import v1alpha1, v1beta1
 from functions.api.from_v1alpha1 import component_from_service
 from functions.api.from_v1beta1 import component_from_v1beta1
@@ -38,7 +39,6 @@ from functions.readiness.lws import (
 )
 from functions.readiness.verdicts import NOT_FOUND, READY
 from functions.tooling.validation import load_crds, validate_object
-from tooling import require_crds
 
 NS = "team-ns"
 DCD = "llm-decode"

@@ -9,11 +9,11 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from fixtures.tooling import require_crds
 from functions.api.normalise import graph_from_xr
 from functions.api.operator_config import OperatorConfig
 from functions.kinds.graph.graph_render_step import render_graph
 from functions.tooling.validation import load_crds, validate_object
-from tooling import require_crds
 
 NS = "ns"
 CLASS_ONLY = {"ingress": {"controllerClassName": "nginx"}}

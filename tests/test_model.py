@@ -14,16 +14,15 @@ from typing import Any, ClassVar
 
 import pytest
 import yaml
-from rendering import check_resource
 
+from fixtures.rendering import check_resource
+from fixtures.tooling import REPO, crank_render, regenerated
 from functions.kinds.model.lora_job import LOAD_SCRIPT
 from functions.kinds.model.model_status import candidates, lora_status
 from functions.kube.labels import model_hash
 from functions.tooling.manifests import dump_documents, find_composition, load_documents
 from functions.tooling.pipeline import render
 from functions.tooling.render import admitted_xr
-from server import REPO
-from tooling import crank_render, regenerated
 
 BASE = REPO / "examples" / "model" / "qwen3-base.yaml"
 LORA = REPO / "examples" / "model" / "qwen3-lora.yaml"

@@ -7,14 +7,14 @@ import copy
 from typing import Any
 
 import pytest
-from rendering import render_xr
 
+from fixtures.rendering import render_xr
+from fixtures.tooling import REPO
 from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import StepRequest, StepResponse
 from functions.kinds.graph.graph_render_step import render_graph_deployment
 from functions.kube.mpi_secret import CONDITION, REQUIREMENT, RESOURCE, ssh_secret_name
 from functions.tooling.manifests import claim_to_xr, load_documents
-from server import REPO
 
 CLAIM = load_documents(REPO / "examples" / "v1alpha1" / "trtllm-multinode.yaml")[0]
 KEY_DATA = {"private.key": "cHJpdmF0ZQ==", "private.key.pub": "cHVibGlj"}

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from corpus import load_claim
+from fixtures.corpus import load_claim
+from fixtures.tooling import REPO
 from functions.contract import StepRequest, StepResponse
 from functions.kinds.component.component_step import component_deployment
 from functions.kinds.graph.graph_render_step import render_graph_deployment
 from functions.kube.admissible import MAX_LABEL, refused_names
 from functions.tooling.manifests import as_xr, xr_name_for_claim
-from server import REPO
 
 EXAMPLES = {
     "v1beta1": REPO / "examples" / "dgd" / "vllm-agg.yaml",

@@ -15,10 +15,11 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 
+from fixtures.tooling import REPO
 from functions.contract import DEFAULT_TTL_SECONDS
 from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
 from functions.tooling.pipeline import RESOURCE_NAME_ANNOTATION, RenderError, render
-from server import REPO, serving
+from harness.server import serving
 
 RENDER_INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
 CLAIM = load_documents(REPO / "examples" / "v1alpha1" / "vllm-disagg.yaml")[0]

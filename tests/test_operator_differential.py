@@ -13,7 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from differential import (
+
+from fixtures.differential_compare import compare, differing_paths, masked_worker_hashes, normalised, unexplained
+from fixtures.tooling import _missing, shared_dir
+from harness.controlplane import APIError
+from harness.crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
+from harness.differential import (
     Graph,
     all_graphs,
     apply_graphs,
@@ -23,12 +28,7 @@ from differential import (
     platform_config,
     settle,
 )
-from differential_compare import compare, differing_paths, masked_worker_hashes, normalised, unexplained
-from operator_stack import OperatorStack
-
-from controlplane import APIError
-from crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
-from tooling import _missing, shared_dir
+from harness.operator_stack import OperatorStack
 
 REPO = Path(__file__).resolve().parents[1]
 ALLOWED = REPO / "tests" / "differential_allowed.yaml"

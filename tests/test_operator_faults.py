@@ -1,11 +1,11 @@
 """The upstream operator under the faults that apply to it, for comparison with the package's
-(tests/test_crossplane_faults.py; the harness is tests/fault_harness.py): three graphs of examples/dgd/vllm-agg.yaml,
-Grove played so they are Ready, then the operator's manager or the API server restarted while they run. Afterwards
-every object each graph's DGD controls has the UID it had, no pod template or Service spec changed, and every graph
-is Ready again; meanwhile every graph stayed Ready and ``successful``.
+(tests/test_crossplane_faults.py; the harness is tests/harness/fault_harness.py): three graphs of
+examples/dgd/vllm-agg.yaml, Grove played so they are Ready, then the operator's manager or the API server restarted
+while they run. Afterwards every object each graph's DGD controls has the UID it had, no pod template or Service
+spec changed, and every graph is Ready again; meanwhile every graph stayed Ready and ``successful``.
 
 One stack for the module (a control plane of its own: the API server is restarted, and the operator's CRDs have the
-package's names), the operator run as its chart runs it (tests/operator_stack.py: root and ``unshare -m``).
+package's names), the operator run as its chart runs it (tests/harness/operator_stack.py: root and ``unshare -m``).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from fault_harness import Outcome, fault_on_graphs, run_fault
-from operator_stack import OperatorStack, require_operator, start_operator
 
-from controlplane import start_control_plane
+from harness.controlplane import start_control_plane
+from harness.fault_harness import Outcome, fault_on_graphs, run_fault
+from harness.operator_stack import OperatorStack, require_operator, start_operator
 
 GRAPHS = 3
 

@@ -1,6 +1,6 @@
 """Graphs the running upstream operator created move to the package and back, with the same objects.
 
-docs/migrate.md, step by step, with the real operator (``tests/operator_stack.py``) on one control plane:
+docs/migrate.md, step by step, with the real operator (``tests/harness/operator_stack.py``) on one control plane:
 
 1. the operator composes two example graphs (the Grove pathway and the component pathway) and records each
    graph's worker generation in its ``nvidia.com/current-worker-hash-v2`` annotation; Grove and the Deployment
@@ -26,8 +26,15 @@ from typing import Any
 
 import pytest
 import yaml
-from differential import stored_objects
-from operator_stack import (
+from test_crossplane_migration import kubectl, migrate
+
+from functions.tooling.migration import CRDS
+from harness.apiserver import ensure_namespace, resource_path, until
+from harness.controller_play import play_deployments, play_grove
+from harness.controlplane import APIError, ControlPlane, require_kubectl, start_control_plane
+from harness.crossplane_core import CONFIGURATION, start_crossplane
+from harness.differential import stored_objects
+from harness.operator_stack import (
     OperatorStack,
     install_operator,
     run_operator,
@@ -35,13 +42,6 @@ from operator_stack import (
     stop_operator,
     uninstall_operator,
 )
-from test_crossplane_migration import kubectl, migrate
-
-from apiserver import ensure_namespace, resource_path, until
-from controller_play import play_deployments, play_grove
-from controlplane import APIError, ControlPlane, require_kubectl, start_control_plane
-from crossplane_core import CONFIGURATION, start_crossplane
-from functions.tooling.migration import CRDS
 
 REPO = Path(__file__).resolve().parents[1]
 NAMESPACE = "moving"

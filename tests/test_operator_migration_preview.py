@@ -1,12 +1,12 @@
 """``migrate release --dry-run`` with the real upstream operator running: before anything moves, which graphs
 would restart pods if moved to the package, and why.
 
-The operator (``tests/operator_stack.py``) composes an aggregated graph and a multinode one on the Grove pathway.
-The dry run renders each as the package will (reading the operator's own configuration as its ``dynamo-platform``
-EnvironmentConfig) and applies every composed workload as a server-side dry run over the operator's: the
-aggregated graph's PodCliqueSet keeps its pod templates; the multinode one's would change where the package
-writes its own launch scripts, and the dry run says so, naming the deviation (docs/deviations.md). Nothing is
-written: the operator's objects keep their resource versions.
+The operator (``tests/harness/operator_stack.py``) composes an aggregated graph and a multinode one on the Grove
+pathway. The dry run renders each as the package will (reading the operator's own configuration as its
+``dynamo-platform`` EnvironmentConfig) and applies every composed workload as a server-side dry run over the
+operator's: the aggregated graph's PodCliqueSet keeps its pod templates; the multinode one's would change where the
+package writes its own launch scripts, and the dry run says so, naming the deviation (docs/deviations.md). Nothing
+is written: the operator's objects keep their resource versions.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from differential import platform_config
-from operator_stack import OperatorStack
 from test_crossplane_migration import migrate
 
-from apiserver import ensure_namespace, resource_path, until
-from controlplane import require_kubectl
 from functions.tooling.migration import portable_manifest
+from harness.apiserver import ensure_namespace, resource_path, until
+from harness.controlplane import require_kubectl
+from harness.differential import platform_config
+from harness.operator_stack import OperatorStack
 
 REPO = Path(__file__).resolve().parents[1]
 NAMESPACE = "previewing"

@@ -1,4 +1,4 @@
-"""The upstream operator in our stack (``tests/operator_stack.py``): started as its chart runs it, it composes a
+"""The upstream operator in our stack (``tests/harness/operator_stack.py``): started as its chart runs it, it composes a
 graph, converts between API versions through its own webhook, and its admission webhooks answer.
 
 The pure steps (the chart's config moved to loopback, webhook configurations pointed at a URL, CRDs as its
@@ -13,7 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from operator_stack import (
+
+from functions.tooling.manifests import load_documents
+from harness.apiserver import ensure_namespace, resource_path, until
+from harness.controlplane import APIError
+from harness.operator_stack import (
     CRD_VERSION_ANNOTATION,
     NAMESPACE,
     OperatorStack,
@@ -22,10 +26,6 @@ from operator_stack import (
     manager_command,
     with_url,
 )
-
-from apiserver import ensure_namespace, resource_path, until
-from controlplane import APIError
-from functions.tooling.manifests import load_documents
 
 REPO = Path(__file__).resolve().parents[1]
 Obj = dict[str, Any]

@@ -7,8 +7,8 @@ import copy
 from typing import Any
 
 import pytest
-from rendering import render_xr, rendered
 
+from fixtures.rendering import render_xr, rendered
 from functions.api.normalise import graph_from_xr
 from functions.contract import StepRequest
 from functions.kinds.graph.graph_render_step import render_graph_deployment

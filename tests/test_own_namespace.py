@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
+from fixtures.tooling import REPO
 from functions.api.normalise import CLAIM_NAMESPACE_LABEL, COMPOSED_NAMESPACE_ANNOTATION
 from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import StepRequest, StepResponse
 from functions.kinds import STEPS
 from functions.tooling.manifests import claim_to_xr, load_documents
 from functions.tooling.render import admitted_xr
-from server import REPO
 
 Obj = dict[str, Any]
 OWN, OTHER = "team-a", "team-b"

@@ -6,11 +6,10 @@ import tarfile
 from pathlib import Path
 
 import yaml
-from packages import built_packages
 
+from fixtures.tooling import REPO, require_tools_file
 from functions.tooling.validation import load_crds, validate_object
-from server import REPO
-from tooling import require_tools_file
+from harness.packages import built_packages
 
 
 def test_packages_build_with_crank(tmp_path: Path) -> None:

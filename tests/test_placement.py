@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from composites import without_crossplane_metadata
 
+from fixtures.tooling import REPO, crank_render_objects
 from functions.kinds.platform.placement import object_name, placement_of
 from functions.tooling.manifests import dump_documents, find_composition, load_documents
 from functions.tooling.pipeline import RenderError, render
 from functions.tooling.render import admitted_xr
-from server import REPO
-from tooling import crank_render_objects
+from harness.composites import without_crossplane_metadata
 
 Obj = dict[str, Any]
 COMPOSITIONS = load_documents(REPO / "compositions")

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rendering import render_xr, rendered
 
+from fixtures.rendering import render_xr, rendered
 from functions.api.normalise import graph_from_xr
 from functions.api.pod_defaults import with_pod_spec_defaults
 from functions.api.schema_check import load_schema, spec_schema_file

@@ -9,11 +9,11 @@ is installed from there, and the example graph is applied and waited for until R
 
 The test plays what a cluster's nodes would do, in a thread beside the script:
 
-- the kubelet for the chart's two Deployments (``tests/kubelet_play.py``: Crossplane core and its RBAC manager
+- the kubelet for the chart's two Deployments (``tests/harness/kubelet_play.py``: Crossplane core and its RBAC manager
   run from the chart's pod specs, as the chart's ServiceAccounts), then reports them Available;
 - the package runtime for the Function: its runtime image, out of the released ``function-dynamo.xpkg``, under
   runc with a certificate from Crossplane's root CA, and the FunctionRevision's endpoint (as in
-  ``tests/crossplane_core.py``);
+  ``tests/harness/crossplane_core.py``);
 - Grove, once the graph's PodCliqueSet exists (the ``vllm-agg-ready`` status scenario).
 
 The block marked ``played`` (Grove's chart) is not run: its chart cannot be fetched here, and the test
@@ -36,8 +36,9 @@ from typing import Any
 
 import pytest
 
-from controller_play import play_grove
-from controlplane import (
+from fixtures.tooling import _missing, _tools_env, pinned_version, project_version
+from harness.controller_play import play_grove
+from harness.controlplane import (
     APIError,
     ControlPlane,
     free_port,
@@ -46,7 +47,7 @@ from controlplane import (
     start_process,
     wait_for,
 )
-from crossplane_core import (
+from harness.crossplane_core import (
     FUNCTION,
     NAMESPACE,
     RECOMMENDED_CORE_ARGS,
@@ -58,8 +59,7 @@ from crossplane_core import (
     start_function,
     start_registry,
 )
-from kubelet_play import play_pod, report_available
-from tooling import _missing, _tools_env, pinned_version, project_version
+from harness.kubelet_play import play_pod, report_available
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"

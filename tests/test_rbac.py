@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
+from fixtures.corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
+from fixtures.tooling import REPO
 from functions.api.graph import Graph
 from functions.contract import StepRequest
 from functions.kinds.checkpoint.checkpoint_step import POD_REQUIREMENT, dynamo_checkpoint
@@ -16,7 +17,6 @@ from functions.kinds.graph.graph_status import grove_requirements
 from functions.kube.rbac import render_discovery_rbac
 from functions.tooling.manifests import CLAIM_KINDS, claim_to_xr, find_composition, load_documents
 from functions.tooling.pipeline import RenderError, render
-from server import REPO
 
 COMPOSE = {"get", "list", "watch", "create", "update", "patch", "delete"}
 READ = {"get", "list", "watch"}

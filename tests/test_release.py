@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tooling import _missing, _tools_env, project_version
+from fixtures.tooling import _missing, _tools_env, project_version
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = ("functions", "xrds", "compositions", "package", "pyproject.toml", "MANIFEST.in", "README.md", "LICENSE")

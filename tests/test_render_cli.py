@@ -11,9 +11,9 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from fixtures.tooling import REPO
 from functions.tooling.pipeline import RenderError, fetch, render
 from functions.tooling.render import observed_for
-from server import REPO
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 import yaml
-from profiling_play import (
+
+from fixtures.profiling_play import (
     as_observed,
     composed,
     failed_output,
@@ -29,13 +30,12 @@ from profiling_play import (
     success_output,
     with_status,
 )
-
+from fixtures.tooling import require_shared, shared_dir
 from functions.kinds.request.profiling_job import COPIER_CONTAINER, PROFILING_RULES
 from functions.kinds.request.request_rules import DISCOVERY_FAILED, product_sku
 from functions.tooling.manifests import claim_to_xr, load_documents
 from functions.tooling.pipeline import RenderError, RenderOutput
 from functions.tooling.render import admitted_xr
-from tooling import require_shared, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
 NS = "dynamo"

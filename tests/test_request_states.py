@@ -10,11 +10,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from fixtures.tooling import crank_render, regenerated
 from functions.tooling.export import export
 from functions.tooling.main import cli
 from functions.tooling.manifests import dump_documents, find_composition, load_documents
 from functions.tooling.pipeline import RenderOutput, render
-from tooling import crank_render, regenerated
 
 REPO = Path(__file__).resolve().parents[1]
 STATES = REPO / "tests" / "scenarios" / "dgdr-states"

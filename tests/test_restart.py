@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from fixtures.tooling import REPO
 from functions.api.normalise import graph_from_xr
 from functions.contract import StepRequest
 from functions.kinds.graph.graph_render_step import render_graph_deployment
@@ -31,7 +32,6 @@ from functions.kinds.graph.restart_status import (
 from functions.readiness.verdicts import READY, ReplicaStatus, not_ready
 from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
 from functions.tooling.pipeline import RESOURCE_NAME_ANNOTATION, RenderOutput, render
-from server import REPO
 
 RESTART_AT = "nvidia.com/restartAt"
 GROVE = "grove.io/v1alpha1"

@@ -32,13 +32,13 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format, struct_pb2
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from rendering import kubernetes_schema_version
 
-from corpus import EXAMPLE_CLAIMS, as_upstream_admits, corpus_dgds, load_claim
+from fixtures.corpus import EXAMPLE_CLAIMS, as_upstream_admits, corpus_dgds, load_claim
+from fixtures.rendering import kubernetes_schema_version
+from fixtures.tooling import REPO, require_crds
 from functions.tooling.manifests import claim_to_xr, load_documents
 from functions.tooling.validation import derive_crds, load_crds, validate_object
-from server import REPO, serving
-from tooling import require_crds
+from harness.server import serving
 
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
 DEADLINE_SECONDS = 10  # per RunFunction call: a hang fails the test instead of stalling the suite

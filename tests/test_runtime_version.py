@@ -14,7 +14,15 @@ from typing import Any
 import pytest
 from test_failover import failover_graph
 
-from corpus import EXAMPLE_CLAIMS, RUNTIME_VERSION, as_upstream_admits, corpus_dgds, has_main_images, load_claim
+from fixtures.corpus import (
+    EXAMPLE_CLAIMS,
+    RUNTIME_VERSION,
+    as_upstream_admits,
+    corpus_dgds,
+    has_main_images,
+    load_claim,
+)
+from fixtures.tooling import REPO
 from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import StepRequest, StepResponse
 from functions.kinds.component.component_step import component_deployment
@@ -22,7 +30,6 @@ from functions.kinds.component.webhook_rules import graph_main_images
 from functions.kinds.graph.graph_render_step import composed_main_images, render_graph_deployment
 from functions.kube.runtime_version import image_tag, image_tag_version
 from functions.tooling.manifests import claim_to_xr, load_documents
-from server import REPO
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime"
 PLATFORM = load_documents(REPO / "examples" / "operator-config.yaml")

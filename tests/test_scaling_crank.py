@@ -14,11 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from corpus import examples_of_kind, load_claim
+from fixtures.corpus import examples_of_kind, load_claim
+from fixtures.tooling import REPO, crank_render
 from functions.tooling.manifests import as_xr, claim_to_xr, dump_documents, find_composition, load_documents
 from functions.tooling.pipeline import render
-from server import REPO
-from tooling import crank_render
 
 SCALING = REPO / "tests" / "scenarios" / "scaling"
 # The adapter claims (examples/dgdsa, examples/v1alpha1) and the adapter XRs before and after a scale.

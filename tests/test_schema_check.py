@@ -12,15 +12,14 @@ from typing import Any
 
 import pytest
 
-from corpus import EXAMPLES, load_claim
+from fixtures.corpus import EXAMPLES, load_claim
+from fixtures.tooling import REPO, require_shared, shared_dir
 from functions.api.graph import SpecError
 from functions.api.schema_check import check_value, check_xr_spec
 from functions.kinds import KINDS
 from functions.kinds.graph.graph_render_step import SPEC_SCHEMA
 from functions.tooling.manifests import claim_to_xr
 from functions.tooling.xrds import all_xrds, dump_spec_schema, spec_schema, spec_schema_path
-from server import REPO
-from tooling import require_shared, shared_dir
 
 QUANTITY = (
     r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"

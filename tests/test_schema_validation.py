@@ -9,15 +9,21 @@ from typing import Any
 
 import pytest
 import yaml
-from rendering import CHECKPOINT_PLATFORM, check_resource, existing_pvcs, package_crds, render_xr, rendered
 
-from corpus import EXAMPLE_CLAIMS, as_upstream_admits, corpus_dgds, examples_of_kind, has_main_images, load_claim
+from fixtures.corpus import (
+    EXAMPLE_CLAIMS,
+    as_upstream_admits,
+    corpus_dgds,
+    examples_of_kind,
+    has_main_images,
+    load_claim,
+)
+from fixtures.rendering import CHECKPOINT_PLATFORM, check_resource, existing_pvcs, package_crds, render_xr, rendered
+from fixtures.tooling import REPO, require_crds, require_shared
 from functions.tooling.admit_manifest import crd_for
 from functions.tooling.manifests import claim_to_xr, load_documents
 from functions.tooling.pipeline import RenderError
 from functions.tooling.validation import derive_crds, load_crds, validate_object
-from server import REPO
-from tooling import require_crds, require_shared
 
 CORPUS = corpus_dgds()
 

@@ -21,9 +21,10 @@ from typing import Any
 
 import grpc
 
-from controlplane import stop_by_pid
-from pki import issue, make_ca
-from server import REPO, free_port
+from fixtures.tooling import REPO
+from harness.controlplane import stop_by_pid
+from harness.pki import issue, make_ca
+from harness.server import free_port
 
 START_SECONDS = 20
 

@@ -9,12 +9,11 @@ from typing import Any
 import pytest
 import yaml
 
-from corpus import EXAMPLES
+from fixtures.corpus import EXAMPLES
+from fixtures.tooling import REPO, require_shared, shared_dir
 from functions.tooling.offline_validation import validate_document
 from functions.tooling.xrds import all_xrds, claims_xrds
 from functions.xrd.served import OPEN_OBJECT, RULES, served_schema
-from server import REPO
-from tooling import require_shared, shared_dir
 
 POD_SPEC = {
     "type": "object",

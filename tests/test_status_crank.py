@@ -12,12 +12,11 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from corpus import load_claim, status_example_xr
+from fixtures.corpus import load_claim, status_example_xr
+from fixtures.tooling import REPO, crank_render
 from functions.fn import run
 from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents
 from functions.tooling.pipeline import fetch, render
-from server import REPO
-from tooling import crank_render
 
 STATUS_EXAMPLES = REPO / "tests" / "scenarios" / "status"
 EXAMPLES = sorted(p for p in STATUS_EXAMPLES.iterdir() if p.is_dir())

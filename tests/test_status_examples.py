@@ -9,17 +9,16 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from rendering import check_resource
 
-from corpus import example_claim, load_claim, status_example_xr
+from fixtures.corpus import example_claim, load_claim, status_example_xr
+from fixtures.rendering import check_resource
+from fixtures.tooling import REPO, require_crds
 from functions.contract import StepRequest
 from functions.fn import run, struct_to_dict
 from functions.kinds.component.component_step import component_deployment
 from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
 from functions.tooling.pipeline import RenderOutput, render
 from functions.tooling.validation import derive_crds, load_crds, validate_object
-from server import REPO
-from tooling import require_crds
 
 STATUS_EXAMPLES = REPO / "tests" / "scenarios" / "status"
 EXAMPLES = sorted(p for p in STATUS_EXAMPLES.iterdir() if p.is_dir())

@@ -9,6 +9,7 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from fixtures.tooling import REPO
 from functions.contract import READY_TTL_SECONDS, DesiredResource, StepRequest
 from functions.fn import run, struct_to_dict
 from functions.kinds import step_for_input
@@ -16,7 +17,6 @@ from functions.kinds.graph.graph_render_step import render_graph_deployment
 from functions.kinds.graph.graph_status_step import graph_status
 from functions.kinds.graph.status_input import DURATION_PATTERN, duration_seconds, parse_status_input
 from functions.tooling.manifests import claim_to_xr, load_documents
-from server import REPO
 
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphStatus"}
 CLAIM = {

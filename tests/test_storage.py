@@ -9,10 +9,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from fixtures.tooling import REPO, crank_render
 from functions.tooling.manifests import claim_to_xr, dump_documents, find_composition, load_documents
 from functions.tooling.pipeline import RESOURCE_NAME_ANNOTATION, RenderError, render
-from server import REPO
-from tooling import crank_render
 
 COMPOSITION = load_documents(REPO / "compositions")
 

@@ -28,7 +28,9 @@ from unittest import mock
 
 import pytest
 import yaml
-from profiling_play import (
+
+from fixtures.golden_match import match
+from fixtures.profiling_play import (
     as_observed,
     composed,
     final_config,
@@ -38,7 +40,7 @@ from profiling_play import (
     success_output,
     with_status,
 )
-
+from fixtures.tooling import in_ci, shared_dir
 from functions.api.normalise import COMPOSED_NAME_ANNOTATION, COMPOSED_NAMESPACE_ANNOTATION, CROSSPLANE_SPEC_KEYS
 from functions.kinds.graph import origin
 from functions.tooling.manifests import (
@@ -50,8 +52,6 @@ from functions.tooling.manifests import (
 )
 from functions.tooling.pipeline import RenderError, composes_kind, render, render_nested
 from functions.tooling.render import Refused, admitted, admitted_xr
-from golden_match import match
-from tooling import in_ci, shared_dir
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = ("upstream", "golden")

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from corpus import EXAMPLE_CLAIMS, as_upstream_admits, corpus_dgds, examples_of_kind, has_main_images
+from fixtures.corpus import EXAMPLE_CLAIMS, as_upstream_admits, corpus_dgds, examples_of_kind, has_main_images
+from fixtures.tooling import REPO, require_shared
 from functions.tooling.manifests import load_documents
-from server import REPO
-from tooling import require_shared
 
 
 def validate(*args: str) -> subprocess.CompletedProcess[str]:

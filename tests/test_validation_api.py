@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crdfactory import build_crd
+from fixtures.crdfactory import build_crd
 from functions.tooling.validation import ValidationResult, Violation, load_crds, load_yaml_documents, validate
 from functions.tooling.validation.compiled import clear_cache, compiled_version
 from functions.tooling.validation.schemanode import SchemaNode

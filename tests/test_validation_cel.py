@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from crdfactory import build_crd
+from fixtures.crdfactory import build_crd
 from functions.tooling.validation import NotEvaluated, Violation, validate, validate_object
 from functions.tooling.validation.cel import compile_rule, uses_old_self
 from functions.tooling.validation.celvalues import escape

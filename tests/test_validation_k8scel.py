@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crdfactory import build_crd
+from fixtures.crdfactory import build_crd
 from functions.tooling.validation import validate
 from functions.tooling.validation.k8scel import parse_quantity
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from crdfactory import build_crd
+from fixtures.crdfactory import build_crd
 from functions.tooling.validation import Violation, validate, validate_object
 from functions.tooling.validation.defaults import prepare
 from functions.tooling.validation.jsconvert import go_regex_to_python

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tooling import _missing, cache_dir, project_version
+from fixtures.tooling import _missing, cache_dir, project_version
 
 REPO = Path(__file__).resolve().parents[1]
 CHECKOUT_CLI = REPO / ".venv" / "bin" / "function-dynamo"

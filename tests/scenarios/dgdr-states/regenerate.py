@@ -13,7 +13,7 @@ Render one with
         --observed-resources tests/scenarios/dgdr-states/<state>/observed.yaml \\
         -e tests/scenarios/dgdr-states/<state>/required.yaml
 
-The profiler, the Job controller and the kubelet are played by ``tests/profiling_play.py``; everything is
+The profiler, the Job controller and the kubelet are played by ``tests/fixtures/profiling_play.py``; everything is
 derived from names, so the output is stable.
 """
 
@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from profiling_play import (  # noqa: E402
+from fixtures.profiling_play import (  # noqa: E402
     as_observed,
     composed,
     failed_output,
@@ -44,7 +44,6 @@ from profiling_play import (  # noqa: E402
     success_output,
     with_status,
 )
-
 from functions.tooling.manifests import load_documents  # noqa: E402
 from functions.tooling.render import admitted_xr  # noqa: E402
 

@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(REPO / "tests"))
 
-from corpus import example_claim  # noqa: E402  (the graph each scenario is built from, as the tests find it)
+from fixtures.corpus import example_claim  # noqa: E402  (the graph each scenario is built from, as the tests find it)
 
 CLAIMS = ("sglang-multinode", "vllm-agg")
 CREATED = "2026-01-15T10:00:00Z"

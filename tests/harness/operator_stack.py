@@ -41,12 +41,20 @@ from typing import Any
 
 import yaml
 
-from apiserver import collection_of, ensure_namespace, install_crd, resource_path, until
-from controlplane import APIError, ControlPlane, free_port, restart_process, start_process, stop_process, wait_for
-from crossplane_core import apply, install_target_crds, port_open
-from crossplane_rbac import service_account_kubeconfig
-from pki import issue, make_ca
-from tooling import CRD_SETS, _missing, _tools_env, shared_dir
+from fixtures.tooling import CRD_SETS, _missing, _tools_env, shared_dir
+from harness.apiserver import collection_of, ensure_namespace, install_crd, resource_path, until
+from harness.controlplane import (
+    APIError,
+    ControlPlane,
+    free_port,
+    restart_process,
+    start_process,
+    stop_process,
+    wait_for,
+)
+from harness.crossplane_core import apply, install_target_crds, port_open
+from harness.crossplane_rbac import service_account_kubeconfig
+from harness.pki import issue, make_ca
 
 RELEASE = "dynamo"
 NAMESPACE = "dynamo-system"

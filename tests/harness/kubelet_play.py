@@ -14,7 +14,7 @@ kubeconfig, and with no in-cluster namespace file leader election is off (one re
 them); the metrics and health listeners get free loopback ports; webhooks are off and Functions run under the
 ``External`` package runtime, because without a pod network neither the API server nor Crossplane could reach
 a Service (the test runs the function itself and plays the FunctionRevision's endpoint, as
-``tests/crossplane_core.py`` does).
+``tests/harness/crossplane_core.py`` does).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from controller_play import write_status
-from controlplane import ControlPlane, free_port, start_process
-from crossplane_rbac import service_account_kubeconfig
+from harness.controller_play import write_status
+from harness.controlplane import ControlPlane, free_port, start_process
+from harness.crossplane_rbac import service_account_kubeconfig
 
 CROSSPLANE_IMAGE = "xpkg.crossplane.io/crossplane/crossplane"
 INIT_ATTEMPTS = 6

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from controlplane import APIError, Client
+from fixtures.tooling import REPO
 from functions.tooling.admit_manifest import crds_by_kind
 from functions.tooling.manifests import load_documents
 from functions.tooling.validation import derive_crds
+from harness.controlplane import APIError, Client
 
-REPO = Path(__file__).resolve().parents[1]
 SETTLE_SECONDS = 90.0  # how long a real-stack test waits for the cluster to reach what it expects
 POLL_SECONDS = 0.5
 _T = TypeVar("_T")

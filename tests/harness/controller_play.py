@@ -3,20 +3,19 @@ files) and the Deployment controller. A player writes what the controller would:
 the status it reports, through the status subresource, retrying a write another writer beat (409).
 
 Used by the real-stack tests (test_crossplane_status and the tests that share its scenarios, the quickstart)
-and by tests/kubelet_play.py.
+and by tests/harness/kubelet_play.py.
 """
 
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
-from apiserver import resource_path, until
-from controlplane import APIError, ControlPlane
+from fixtures.tooling import REPO
 from functions.tooling.manifests import load_documents
+from harness.apiserver import resource_path, until
+from harness.controlplane import APIError, ControlPlane
 
-REPO = Path(__file__).resolve().parents[1]
 STATUS = REPO / "tests" / "scenarios" / "status"
 COMPONENT_LABEL = "nvidia.com/dynamo-component"
 SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")

@@ -8,12 +8,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from differential import Graph
-
-from controlplane import ControlPlane, require_kubectl
 from functions.tooling.kubectl import Kubectl
 from functions.tooling.migrate_dry_run import preview_namespace, render_inputs
 from functions.tooling.migration_preview import GraphPreview, reason_for
+from harness.controlplane import ControlPlane, require_kubectl
+from harness.differential import Graph
 
 Obj = dict[str, Any]
 

@@ -9,11 +9,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import grpc
 
-REPO = Path(__file__).resolve().parents[1]
+from fixtures.tooling import REPO
 
 
 def free_port() -> int:

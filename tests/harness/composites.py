@@ -7,8 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from apiserver import plural, resource_path
-from controlplane import APIError, ControlPlane
+from harness.apiserver import plural, resource_path
+from harness.controlplane import APIError, ControlPlane
 
 
 def manifest_path(obj: dict[str, Any]) -> str:

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pki import issue, make_ca, openssl
-from tooling import _missing, cache_dir
+from fixtures.tooling import _missing, cache_dir
+from harness.pki import issue, make_ca, openssl
 
 INSTALL = "scripts/install-control-plane.sh"
 READY_SECONDS = 60.0

@@ -3,7 +3,7 @@
 The graphs: every DynamoGraphDeployment of the corpus and of upstream's golden DGD inputs, on the Grove pathway
 and on the component pathway, each in a namespace of its own. The live half: applying them to a stack (after what
 a cluster has that no controller composes), waiting for it to settle and reading back what it stores. The
-comparison itself is ``tests/differential_compare.py``. Used by
+comparison itself is ``tests/fixtures/differential_compare.py``. Used by
 ``tests/test_operator_differential.py`` (a representative subset) and ``scripts/differential.py`` (all of them,
 written to ``docs/upstream/differential.md``).
 """
@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from differential_compare import Key, normalised
 
-from apiserver import ensure_namespace, resource_path, served_resources
-from controlplane import APIError, ControlPlane
-from corpus import as_upstream_admits, corpus_dgds, without_matcher_directives
+from fixtures.corpus import as_upstream_admits, corpus_dgds, without_matcher_directives
+from fixtures.differential_compare import Key, normalised
+from harness.apiserver import ensure_namespace, resource_path, served_resources
+from harness.controlplane import APIError, ControlPlane
 
 Obj = dict[str, Any]
 GROVE_OFF = "nvidia.com/enable-grove"

@@ -10,8 +10,8 @@ The faults (``FAULTS``), each breaking one part for ``down`` seconds while the g
 - ``apiserver-restart``: kube-apiserver stopped (SIGTERM) and started again with the same flags and ports; etcd keeps
   its data;
 - ``function-errors`` / ``function-hang``: the Active FunctionRevision's endpoint pointed at a fault proxy
-  (``tests/fault_proxy.py``) in front of the function, which closes every connection at once (errors) or holds it
-  without answering (hang) for ``down`` seconds, then forwards again; afterwards the endpoint is pointed back.
+  (``tests/harness/fault_proxy.py``) in front of the function, which closes every connection at once (errors) or holds
+  it without answering (hang) for ``down`` seconds, then forwards again; afterwards the endpoint is pointed back.
 
 While a part is down each graph is touched (an annotation: a change the graph sees while the part is down, so
 Crossplane reconciles it during the fault; not while the API server itself is down), and a sampler reads every
@@ -19,7 +19,7 @@ graph's conditions twice a second. After the part is back: every composed object
 deleted or recreated), the PodCliqueSet's ``spec.template`` and the Services' ``spec`` are unchanged, every graph
 is Ready and Synced again; the time from the part being back to that is the fault's time to recover.
 
-The same faults that apply to it run against the upstream operator (``tests/operator_stack.py``; a stack is a
+The same faults that apply to it run against the upstream operator (``tests/harness/operator_stack.py``; a stack is a
 ``Crossplane`` or an ``OperatorStack``), ``OPERATOR_FAULTS``:
 
 - ``operator-restart``: the manager stopped (SIGTERM) and started again with the same command line
@@ -52,19 +52,19 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from bench_controllers import owner_graph
-from bench_controllers import ready as graph_ready
-from composites import resource_refs
-from container import RUNTIME, delete
-from fault_proxy import SIGNALS
-from operator_stack import PROCESS as OPERATOR_PROCESS
-from operator_stack import OperatorStack, rerun_operator, stop_operator
 
-from apiserver import ensure_namespace, resource_path
-from controlplane import APIError, ControlPlane, restart_process, start_process, stop_process, wait_for
-from crossplane_core import Crossplane, _active_revision, play_revision, port_open
+from fixtures.tooling import REPO
+from harness.apiserver import ensure_namespace, resource_path
+from harness.bench_controllers import owner_graph
+from harness.bench_controllers import ready as graph_ready
+from harness.composites import resource_refs
+from harness.container import RUNTIME, delete
+from harness.controlplane import APIError, ControlPlane, restart_process, start_process, stop_process, wait_for
+from harness.crossplane_core import Crossplane, _active_revision, play_revision, port_open
+from harness.fault_proxy import SIGNALS
+from harness.operator_stack import PROCESS as OPERATOR_PROCESS
+from harness.operator_stack import OperatorStack, rerun_operator, stop_operator
 
-REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "dgd" / "vllm-agg.yaml"
 CLIQUES = REPO / "tests" / "scenarios" / "status" / "vllm-agg-ready" / "required.yaml"
 FAULTS = ("function-kill", "crossplane-restart", "apiserver-restart", "function-errors", "function-hang")
@@ -329,8 +329,8 @@ def start_proxy(crossplane: Crossplane) -> str:
     cp = crossplane.cp
     if "fault-proxy" not in cp.pids:
         port_file = cp.run_dir / "fault-proxy.port"
-        argv = [sys.executable, str(REPO / "tests" / "fault_proxy.py"), "--upstream", crossplane.function_address,
-                "--port-file", str(port_file)]  # fmt: skip
+        argv = [sys.executable, str(REPO / "tests" / "harness" / "fault_proxy.py"),
+                "--upstream", crossplane.function_address, "--port-file", str(port_file)]  # fmt: skip
         start_process(cp, "fault-proxy", argv)
         wait_for(cp, "fault-proxy", lambda: port_file.is_file() and port_file.read_text().strip() != "")
     return f"127.0.0.1:{(cp.run_dir / 'fault-proxy.port').read_text().strip()}"

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from controlplane import ControlPlane
+from harness.controlplane import ControlPlane
 
 NAMESPACE = "crossplane-system"
 CROSSPLANE_SA = "crossplane"

@@ -3,7 +3,7 @@ serves to the HorizontalPodAutoscaler controller, here from a JSON file the test
 
 Run as its own process (stopped by PID with the control plane), HTTPS on 127.0.0.1 only::
 
-    python tests/metrics_play.py --cert tls.crt --key tls.key --values values.json --port-file port
+    python tests/harness/metrics_play.py --cert tls.crt --key tls.key --values values.json --port-file port
 
 The kube-apiserver reaches it through an APIService whose Service is ``ExternalName: localhost``.
 """

@@ -1,8 +1,8 @@
 """The controller side of ``scripts/bench-cluster.py``: the upstream operator as one more package beside ours, and
 what each package's controller spends in a round.
 
-The operator (``--package operator``) runs as ``tests/operator_stack.py`` starts it, on a control plane of its own
-(its CRDs have the package's names). For ``examples/dgd/vllm-agg.yaml`` it creates the same six objects the
+The operator (``--package operator``) runs as ``tests/harness/operator_stack.py`` starts it, on a control plane of
+its own (its CRDs have the package's names). For ``examples/dgd/vllm-agg.yaml`` it creates the same six objects the
 package composes: the PodCliqueSet, the Services ``<graph>-frontend`` and ``<graph>-vllmworker``, and the
 ServiceAccount, Role and RoleBinding ``<graph>-k8s-service-discovery(-role, -binding)``. It labels none of them
 with the graph's name (the PodCliqueSet aside), so a graph's objects are found by their controller owner
@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from operator_stack import PROCESS, start_operator
 
-from controlplane import ControlPlane
+from harness.controlplane import ControlPlane
+from harness.operator_stack import PROCESS, start_operator
 
 OPERATOR = "operator"  # its name among bench-cluster's --package choices
 SETTLE_QUIET_SECONDS = 10.0  # no CRD write for this long: the operator's start-up tail is over

@@ -1,7 +1,7 @@
 """A fault-injecting TCP proxy on 127.0.0.1, run as a process of its own (stopped by its PID like every server
 the tests start) in front of the function's gRPC server:
 
-    python tests/fault_proxy.py --upstream 127.0.0.1:PORT --port-file FILE
+    python tests/harness/fault_proxy.py --upstream 127.0.0.1:PORT --port-file FILE
 
 Its mode is switched by signal, so a test needs no control channel:
 

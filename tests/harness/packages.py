@@ -13,9 +13,8 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from tooling import _missing, require_crank
+from fixtures.tooling import REPO, _missing, require_crank
 
-REPO = Path(__file__).resolve().parents[1]
 FILES = (
     "function-dynamo.xpkg",
     "function-dynamo-configuration.xpkg",

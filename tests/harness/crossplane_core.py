@@ -9,10 +9,10 @@
    ``crossplane core start`` with ``--package-runtime=Function=External``: Crossplane runs no
    function pods, it dials the endpoint the Active FunctionRevision's status names;
 2. the function itself: the runtime image embedded in the Function package, run as a container by
-   ``runc`` (``tests/container.py``: what ships is what is tested), or, where runc cannot run (not root),
+   ``runc`` (``tests/harness/container.py``: what ships is what is tested), or, where runc cannot run (not root),
    ``function-dynamo serve`` from the checkout; either with ``--tls-certs-dir`` and a server certificate
    issued by Crossplane's own root CA, so Crossplane dials the project's mTLS path;
-3. a loopback OCI registry (``tools/oci-registry``) holding both packages (``tests/packages.py``: built
+3. a loopback OCI registry (``tools/oci-registry``) holding both packages (``tests/harness/packages.py``: built
    by ``scripts/build-packages.sh``) pushed with ``crossplane xpkg push``;
 4. an ``ImageConfig`` rewriting ``ghcr.io/function-dynamo/`` to the registry, the Configuration
    package applied as a ``pkg.crossplane.io/v1 Configuration`` (Crossplane resolves and installs the
@@ -38,16 +38,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from container import RUNTIME, delete, prepare, readable_by_image, runtime_spec, unpack_xpkg
-from packages import built_packages
 
-from apiserver import ensure_namespace, install_crd
-from controlplane import APIError, ControlPlane, free_port, start_process, wait_for
-from crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, install_chart_rbac, service_account_kubeconfig
-from pki import issue
-from tooling import CRD_SETS, _missing, _tools_env, crds_dir, in_ci
+from fixtures.tooling import CRD_SETS, REPO, _missing, _tools_env, crds_dir, in_ci
+from harness.apiserver import ensure_namespace, install_crd
+from harness.container import RUNTIME, delete, prepare, readable_by_image, runtime_spec, unpack_xpkg
+from harness.controlplane import APIError, ControlPlane, free_port, start_process, wait_for
+from harness.crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, install_chart_rbac, service_account_kubeconfig
+from harness.packages import built_packages
+from harness.pki import issue
 
-REPO = Path(__file__).resolve().parents[1]
 NAMESPACE = "crossplane-system"
 PACKAGE_PREFIX = "ghcr.io/function-dynamo/"
 PACKAGE_VERSION = "v0.1.0"
@@ -387,9 +386,8 @@ def start_crossplane(
 def checkpoint_gate_on(cp: ControlPlane) -> list[dict[str, Any]]:
     """The operator config with the checkpoint gate on (the gate the operator refuses DynamoCheckpoints without),
     and the snapshot project's PodSnapshot CRD a checkpoint composes into; the config, for a preview's ``required``."""
-    from rendering import CHECKPOINT_PLATFORM
-
-    from tooling import require_shared
+    from fixtures.rendering import CHECKPOINT_PLATFORM
+    from fixtures.tooling import require_shared
 
     crd = yaml.safe_load(require_shared("upstream", "crds", "nvidia.com_podsnapshots.yaml").read_text())
     got = install_crd(cp.client, crd)

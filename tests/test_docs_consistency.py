@@ -40,7 +40,7 @@ EXAMPLES = REPO / "examples"
 PLATFORM_GUIDE = REPO / "docs" / "kinds" / "platform.md"
 README_MAX_LINES = 250
 # Docs other engineers keep as measurements (they may explain figures by the machine they were taken on).
-MEASUREMENTS = {"docs/performance.md", "docs/reliability.md"}
+MEASUREMENTS = {"docs/performance-log.md", "docs/reliability.md"}
 KUBECTL_FOR_CREATE = re.compile(r"kubectl`? 1\.31 or later")
 ALPHA = re.compile(r"\bv?\d+\.\d+\.\d+-alpha\.[0-9A-Za-z.-]*[0-9A-Za-z]")
 CROSSPLANE_CHART = re.compile(r"helm (?:upgrade --install|install) crossplane \S*crossplane\b(?:[^\n]*\\\n)*[^\n]*")

@@ -11,7 +11,6 @@ indices and service names generalised), mutated in the first two corpus document
 
 from __future__ import annotations
 
-import copy
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -21,80 +20,15 @@ import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
-from fixtures.corpus import as_upstream_admits, corpus_dgds
+from fixtures.mutations import NAMESPACE, mutations
 from functions.tooling.admit_manifest import admit_manifest
 from functions.tooling.manifests import claim_to_xr
 from harness.apiserver import Installed, ensure_namespace, resource_path
 from harness.controlplane import APIError, ControlPlane
 from harness.server import serving
 
-NAMESPACE = "mutations"
-OCCURRENCES = 2  # corpus documents mutated per field position
 FIELD_PATH = re.compile(r"^(?:spec|metadata)(?:[.\[:]|$)")
 INPUT = {"apiVersion": "dynamo.fn.crossplane.io/v1beta1", "kind": "GraphDeployment"}
-
-
-def _wrong(value: Any) -> Any:
-    if isinstance(value, bool):
-        return "yes"
-    if isinstance(value, str):
-        return 7
-    if isinstance(value, int | float):
-        return "seven"
-    if isinstance(value, list):
-        return {"not": "a list"}
-    if isinstance(value, dict):
-        return ["not", "an object"]
-    return "x"
-
-
-def _empty(value: Any) -> Any:
-    return {str: "", list: [], dict: {}, bool: False}.get(type(value), 0)
-
-
-MUTATIONS = {"null": lambda _: None, "wrong-type": _wrong, "empty": _empty}
-
-
-def _paths(node: Any, prefix: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-    for key, value in items:
-        yield (*prefix, key)
-        yield from _paths(value, (*prefix, key))
-
-
-def _position(api_version: str, path: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The field position: list indices as ``[]``, service names as ``*``."""
-    out: list[Any] = [api_version]
-    for i, key in enumerate(path):
-        out.append("[]" if isinstance(key, int) else "*" if i == 2 and path[1] == "services" else key)
-    return tuple(out)
-
-
-def mutations() -> list[tuple[str, dict[str, Any]]]:
-    """Each mutation of a corpus DGD, as a user feeds it after following upstream's runtime-version rule (else most
-    would be refused for their placeholder image tags, whatever the mutation)."""
-    seen: Counter[tuple[Any, ...]] = Counter()
-    out = []
-    for doc_id, doc in corpus_dgds():
-        if not isinstance(doc.get("spec"), dict):
-            continue
-        doc = as_upstream_admits(doc)
-        for path in _paths(doc["spec"], ("spec",)):
-            position = _position(doc["apiVersion"], path)
-            if seen[position] >= OCCURRENCES:
-                continue
-            seen[position] += 1
-            for kind, mutate in MUTATIONS.items():
-                obj = copy.deepcopy(doc)
-                obj["metadata"] = {**(obj.get("metadata") or {}), "namespace": NAMESPACE}
-                obj["metadata"]["name"] = "m"
-                parent = obj
-                for key in path[:-1]:
-                    parent = parent[key]
-                parent[path[-1]] = mutate(parent[path[-1]])
-                where = ".".join(str(k) for k in path)
-                out.append((f"{doc_id} {where}={kind}", obj))
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,9 @@ import copy
 from typing import Any
 
 import pytest
-from test_apiserver_provider_crds import PROVIDER_KINDS, provider_crds
-from test_dynamo_platform import REFUSALS, _edit, claim
-from test_placement import PLACED, _render, read_operator_config
 
+from fixtures.placement import PLACED, read_operator_config, render_manifest
+from fixtures.platform import PROVIDER_KINDS, REFUSALS, claim, edited, provider_crds
 from fixtures.tooling import REPO
 from functions.tooling.manifests import find_composition, load_documents
 from functions.tooling.pipeline import render
@@ -70,7 +69,7 @@ def test_the_api_server_refuses_a_bad_platform_as_the_offline_admission_does(
     name: str, spec: dict[str, Any], message: str, installed: dict[str, Installed], control_plane: ControlPlane
 ) -> None:
     ensure_namespace(control_plane.client, NAMESPACE)
-    doc = _edit(name, **spec)
+    doc = edited(name, **spec)
     with pytest.raises(APIError) as refused:
         control_plane.client.request("POST", _claim_path(doc), doc, params={"dryRun": "All"})
     assert message in str(refused.value.status.get("message")), refused.value.status
@@ -110,7 +109,7 @@ def test_a_managed_resource_missing_what_its_crds_cel_requires_is_refused(
 def test_the_objects_of_a_placed_graph_validate_against_provider_kubernetes_object_crd(
     provider_crds_installed: dict[str, str], control_plane: ControlPlane
 ) -> None:
-    objects = _render(PLACED, required=[read_operator_config()]).composed
+    objects = render_manifest(PLACED, required=[read_operator_config()]).composed
     assert {o["kind"] for o in objects} == {"Object"}
     for obj in objects:
         _dry_run(control_plane, obj, provider_crds_installed)

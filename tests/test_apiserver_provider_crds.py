@@ -7,50 +7,13 @@ and Object is validated against.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fixtures.tooling import require_crds
-from functions.tooling.manifests import load_documents
+from fixtures.platform import PROVIDER_KINDS, provider_crds
 from harness.apiserver import install_crd
 from harness.controlplane import ControlPlane
-
-# crd set -> (group, kind) -> (scope, the storage version)
-PROVIDER_KINDS: dict[str, dict[tuple[str, str], tuple[str, str]]] = {
-    "provider-aws": {
-        ("eks.aws.m.upbound.io", "Cluster"): ("Namespaced", "v1beta1"),
-        ("eks.aws.m.upbound.io", "NodeGroup"): ("Namespaced", "v1beta1"),
-        ("eks.aws.m.upbound.io", "ClusterAuth"): ("Namespaced", "v1beta1"),
-        ("iam.aws.m.upbound.io", "Role"): ("Namespaced", "v1beta1"),
-        ("iam.aws.m.upbound.io", "RolePolicyAttachment"): ("Namespaced", "v1beta1"),
-    },
-    "provider-azure": {
-        ("containerservice.azure.m.upbound.io", "KubernetesCluster"): ("Namespaced", "v1beta1"),
-        ("containerservice.azure.m.upbound.io", "KubernetesClusterNodePool"): ("Namespaced", "v1beta1"),
-        ("azure.m.upbound.io", "ResourceGroup"): ("Namespaced", "v1beta1"),
-    },
-    # the module proxy serves no provider-gcp/v2: v1.14.0's cluster-scoped kinds
-    "provider-gcp": {
-        ("container.gcp.upbound.io", "Cluster"): ("Cluster", "v1beta1"),
-        ("container.gcp.upbound.io", "NodePool"): ("Cluster", "v1beta1"),
-    },
-    "provider-helm": {
-        ("helm.m.crossplane.io", "Release"): ("Namespaced", "v1beta1"),
-        ("helm.m.crossplane.io", "ProviderConfig"): ("Namespaced", "v1beta1"),
-        ("helm.m.crossplane.io", "ClusterProviderConfig"): ("Cluster", "v1beta1"),
-    },
-    "provider-kubernetes": {
-        ("kubernetes.m.crossplane.io", "Object"): ("Namespaced", "v1alpha1"),
-        ("kubernetes.m.crossplane.io", "ProviderConfig"): ("Namespaced", "v1alpha1"),
-        ("kubernetes.m.crossplane.io", "ClusterProviderConfig"): ("Cluster", "v1alpha1"),
-    },
-}
-
-
-def provider_crds(name: str) -> list[dict[str, Any]]:
-    return load_documents(Path(require_crds(name)))
 
 
 def _storage(crd: dict[str, Any]) -> str:

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from test_crossplane_lifecycle import _apply, _clique_replicas
-
 from harness.apiserver import ensure_namespace, resource_path, until
+from harness.composites import apply_example
+from harness.controller_play import clique_replicas
 from harness.controlplane import APIError, ControlPlane, start_process, wait_for
 from harness.crossplane_core import Crossplane
 from harness.pki import issue
@@ -111,7 +111,7 @@ def test_kubectl_scale_and_an_hpa_drive_the_component_through_the_adapter(crossp
     cp = crossplane.cp
     namespace = "autoscale"
     ensure_namespace(cp.client, namespace)
-    _apply(cp, "vllm-autoscaled.yaml", namespace)
+    apply_example(cp, "vllm-autoscaled.yaml", namespace)
     name = "vllm-autoscaled-vllmdecodeworker"
     adapter = resource_path("nvidia.com", "v1beta1", ADAPTER_PLURAL, namespace, name)
     pcs = resource_path("grove.io", "v1alpha1", "podcliquesets", namespace, "vllm-autoscaled")
@@ -119,7 +119,7 @@ def test_kubectl_scale_and_an_hpa_drive_the_component_through_the_adapter(crossp
 
     # kubectl scale dgdsa vllm-autoscaled-vllmdecodeworker --replicas=3: a write to the scale subresource
     cp.client.merge_patch(f"{adapter}/scale", {"spec": {"replicas": 3}})
-    until("decode clique at 3 (kubectl scale)", lambda: _clique_replicas(cp.client.get(pcs), "vllmdecodeworker") == 3)
+    until("decode clique at 3 (kubectl scale)", lambda: clique_replicas(cp.client.get(pcs), "vllmdecodeworker") == 3)
     scale = until("the scale subresource reporting 3", lambda: (
         s if (s := cp.client.get(f"{adapter}/scale"))["status"].get("replicas") == 3 else None))  # fmt: skip
     assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 3
@@ -133,22 +133,20 @@ def test_kubectl_scale_and_an_hpa_drive_the_component_through_the_adapter(crossp
     cp.client.create(f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers", _hpa(namespace, name))
     hpa_path = f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers/decode"
     try:
-        until(
-            "decode clique at 6 (the HPA)", lambda: _clique_replicas(cp.client.get(pcs), "vllmdecodeworker") == 6, 120
-        )
+        until("decode clique at 6 (the HPA)", lambda: clique_replicas(cp.client.get(pcs), "vllmdecodeworker") == 6, 120)
     except AssertionError as err:
         raise AssertionError(
             f"{err}; the HPA's status: {cp.client.get(hpa_path).get('status')}; {cp.where()}"
         ) from None
     assert cp.client.get(adapter)["spec"]["replicas"] == 6
     _set_metric(values, "decode_queue_depth", 20)
-    until("decode clique at 2 (the HPA)", lambda: _clique_replicas(cp.client.get(pcs), "vllmdecodeworker") == 2, 120)
+    until("decode clique at 2 (the HPA)", lambda: clique_replicas(cp.client.get(pcs), "vllmdecodeworker") == 2, 120)
     hpa = cp.client.get(f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers/decode")
     able = {c["type"]: c["status"] for c in hpa["status"]["conditions"]}
     assert able["AbleToScale"] == "True" and able["ScalingActive"] == "True", hpa["status"]
     # the prefill worker's adapter was never touched
     prefill = resource_path("nvidia.com", "v1beta1", ADAPTER_PLURAL, namespace, "vllm-autoscaled-vllmprefillworker")
-    assert cp.client.get(prefill)["spec"]["replicas"] == _clique_replicas(cp.client.get(pcs), "vllmprefillworker")
+    assert cp.client.get(prefill)["spec"]["replicas"] == clique_replicas(cp.client.get(pcs), "vllmprefillworker")
     try:
         cp.client.delete(f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers/decode")
     except APIError as err:

@@ -9,24 +9,14 @@ from typing import Any
 
 import pytest
 import yaml
-from test_crossplane_rbac import (
-    CHECKPOINT_EXAMPLE,
-    CHECKPOINT_PLATFORM,
-    ENVIRONMENT_CONFIGS,
-    _composed,
-    _create,
-    _namespace,
-    claim_path,
-    listed,
-    nudge,
-    play_job_pod,
-)
 
+from fixtures.corpus import CHECKPOINT_EXAMPLE
+from fixtures.rendering import CHECKPOINT_GATE
 from fixtures.tooling import require_shared
 from harness.apiserver import install_crd, until
-from harness.composites import xr_of
-from harness.controller_play import write_status
-from harness.crossplane_core import Crossplane, apply
+from harness.composites import composed_kinds, create_claim, example_namespace, listed, manifest_path, nudge, xr_of
+from harness.controller_play import play_job_pod, write_status
+from harness.crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
 
 DONE = "2026-12-01T10:04:10Z"
 CAPTURED = "Checkpoint captured and verified"
@@ -39,9 +29,9 @@ def checkpoint_platform(crossplane: Crossplane) -> Iterator[None]:
     cp = crossplane.cp
     crd = yaml.safe_load(require_shared("upstream", "crds", "nvidia.com_podsnapshots.yaml").read_text())
     assert install_crd(cp.client, crd).accepted
-    apply(cp, CHECKPOINT_PLATFORM, ENVIRONMENT_CONFIGS)
+    apply(cp, CHECKPOINT_GATE, ENVIRONMENT_CONFIGS)
     yield
-    cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{CHECKPOINT_PLATFORM['metadata']['name']}")
+    cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{CHECKPOINT_GATE['metadata']['name']}")
 
 
 def _condition(kind: str, status: str, reason: str, message: str) -> dict[str, str]:
@@ -49,7 +39,7 @@ def _condition(kind: str, status: str, reason: str, message: str) -> dict[str, s
 
 
 def _claim_status(crossplane: Crossplane, claim: dict[str, Any]) -> dict[str, Any]:
-    return crossplane.cp.client.get(claim_path(claim)).get("status") or {}
+    return crossplane.cp.client.get(manifest_path(claim)).get("status") or {}
 
 
 def _ready_status(crossplane: Crossplane, claim: dict[str, Any]) -> dict[str, Any] | None:
@@ -89,16 +79,16 @@ def play_capture(cp: Any, namespace: str, snapshot: dict[str, Any], job_name: st
 
 def test_a_checkpoint_goes_from_its_job_to_ready(crossplane: Crossplane, checkpoint_platform: None) -> None:
     cp = crossplane.cp
-    namespace = _namespace(CHECKPOINT_EXAMPLE, "lifecycle-")
-    claim = _create(cp, CHECKPOINT_EXAMPLE, namespace)
-    until("no checkpoint Job composed", lambda: "Job" in _composed(cp, claim))
+    namespace = example_namespace(CHECKPOINT_EXAMPLE, "lifecycle-")
+    claim = create_claim(cp, CHECKPOINT_EXAMPLE, namespace)
+    until("no checkpoint Job composed", lambda: "Job" in composed_kinds(cp, claim))
     jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
     (job,) = listed(cp, jobs, "the checkpoint Job was never created")
     name = job["metadata"]["name"]
     assert job["spec"]["template"]["metadata"]["labels"]["nvidia.com/snapshot-is-checkpoint-source"] == "true"
     created = play_job_pod(cp, namespace, job)  # the Job controller's part
     nudge(cp, claim)
-    until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
+    until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in composed_kinds(cp, claim))
     snapshots = f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots"
     (snapshot,) = listed(cp, snapshots, "no PodSnapshot created for the Job's pod")
     assert snapshot["spec"]["source"]["podRef"] == {
@@ -116,8 +106,8 @@ def test_a_checkpoint_goes_from_its_job_to_ready(crossplane: Crossplane, checkpo
     assert conditions["JobCompleted"]["reason"] == "PodSnapshotAndJobReady"
     until("the claim never became Ready", lambda: _ready(_claim_status(crossplane, claim)))
     # Upstream deletes the Job once Ready; the PodSnapshot (and so the capture) stays.
-    until("the Job was not removed after Ready", lambda: "Job" not in _composed(cp, claim))
-    assert _composed(cp, claim) == {"PodSnapshot"}
+    until("the Job was not removed after Ready", lambda: "Job" not in composed_kinds(cp, claim))
+    assert composed_kinds(cp, claim) == {"PodSnapshot"}
 
 
 AUTO_EXAMPLE = CHECKPOINT_EXAMPLE.parent / "vllm-agg-auto-checkpoint.yaml"
@@ -135,8 +125,8 @@ def test_a_dgd_waits_for_its_auto_checkpoint_then_restores_from_it(
     """The DGD composes its DynamoCheckpoint claim, holds the worker at 0 replicas, and once the checkpoint's own
     pipeline reports Ready (its Job and PodSnapshot played here) renders the worker restore-shaped."""
     cp = crossplane.cp
-    namespace = _namespace(AUTO_EXAMPLE, "lifecycle-")
-    dgd = _create(cp, AUTO_EXAMPLE, namespace)
+    namespace = example_namespace(AUTO_EXAMPLE, "lifecycle-")
+    dgd = create_claim(cp, AUTO_EXAMPLE, namespace)
     checkpoints = f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/dynamocheckpoints"
     (checkpoint,) = listed(cp, checkpoints, "the DGD composed no DynamoCheckpoint")
     ckpt_id = checkpoint["metadata"]["labels"]["nvidia.com/snapshot-checkpoint-id"]
@@ -153,7 +143,7 @@ def test_a_dgd_waits_for_its_auto_checkpoint_then_restores_from_it(
     assert waiting["message"] == f"Waiting for checkpoints: VllmWorker ({checkpoint['metadata']['name']})"
 
     # The checkpoint's own pipeline: its Job, the Job's pod, the PodSnapshot, Ready.
-    until("no checkpoint Job composed", lambda: "Job" in _composed(cp, checkpoint))
+    until("no checkpoint Job composed", lambda: "Job" in composed_kinds(cp, checkpoint))
     jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
     (job,) = listed(cp, jobs, "the checkpoint Job was never created")
     assert job["metadata"]["name"] == f"checkpoint-job-{ckpt_id}-1", "the Job carries the auto checkpoint's ID"
@@ -162,7 +152,7 @@ def test_a_dgd_waits_for_its_auto_checkpoint_then_restores_from_it(
     assert template["metadata"]["labels"]["nvidia.com/dynamo-graph-deployment-name"] == "vllm-agg-ckpt"
     play_job_pod(cp, namespace, job)
     nudge(cp, checkpoint)
-    until("no PodSnapshot composed", lambda: "PodSnapshot" in _composed(cp, checkpoint))
+    until("no PodSnapshot composed", lambda: "PodSnapshot" in composed_kinds(cp, checkpoint))
     (snapshot,) = listed(cp, f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots", "no PodSnapshot")
     play_capture(cp, namespace, snapshot, job["metadata"]["name"])
     until("the checkpoint never became Ready", lambda: _ready_status(crossplane, checkpoint))
@@ -181,5 +171,5 @@ def test_a_dgd_waits_for_its_auto_checkpoint_then_restores_from_it(
     assert entry["checkpointName"] == checkpoint["metadata"]["name"]
 
     # Deleting the DGD takes its (Delete-policy) checkpoint with it.
-    cp.client.delete(claim_path(dgd))
+    cp.client.delete(manifest_path(dgd))
     until("the auto checkpoint outlived its DGD", lambda: not cp.client.get(checkpoints)["items"])

@@ -16,33 +16,28 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_crossplane_e2e import (
-    REPO,
-    SYNC_SECONDS,
-    _conditions,
-    _differences,
-    _wait_composed,
-    api_plurals,
-    object_path,
-    preview,
-    wait_synced,
-)
-from test_crossplane_platform import install_providers
 
-from fixtures.corpus import examples_of_kind
+from fixtures.corpus import LIFECYCLES
+from fixtures.rendering import preview
+from fixtures.tooling import REPO
 from functions.kinds import KINDS
 from harness.apiserver import CLAIMS_XRDS, derived_crds, ensure_namespace, resource_path
 from harness.apiserver import plural as plural_of
-from harness.composites import cluster_xr_path, manifest_path, resource_refs
+from harness.composites import (
+    SYNC_SECONDS,
+    api_plurals,
+    cluster_xr_path,
+    composed_differences,
+    conditions_of,
+    manifest_path,
+    object_path,
+    resource_refs,
+    wait_composed,
+    wait_synced,
+)
 from harness.controlplane import APIError, ControlPlane, start_control_plane
 from harness.crossplane_core import CLAIMS_CONFIGURATION, Crossplane, checkpoint_gate_on, start_crossplane
-
-# One example per kind, as a team on claims applies it: the first of its kind, or one that shows more (a DGD with
-# nested scaling adapters; the first DGD example needs the checkpoint gate).
-LIFECYCLES = {
-    **{k.claim_kind: examples_of_kind(k.claim_kind)[0] for k in KINDS},
-    "DynamoGraphDeployment": REPO / "examples" / "dgd" / "vllm-autoscaled.yaml",
-}
+from harness.providers import install_providers
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +52,7 @@ def claims_crossplane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cros
 def test_the_claims_package_installs_its_claim_xrds(claims_crossplane: Crossplane) -> None:
     client = claims_crossplane.cp.client
     configuration = client.get(f"/apis/pkg.crossplane.io/v1/configurations/{CLAIMS_CONFIGURATION}")
-    assert _conditions(configuration)["Healthy"]["status"] == "True"
+    assert conditions_of(configuration)["Healthy"]["status"] == "True"
     xrds = client.get("/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions")["items"]
     assert sorted(x["metadata"]["name"] for x in xrds) == sorted(
         yaml.safe_load(p.read_text())["metadata"]["name"] for p in CLAIMS_XRDS.glob("*.yaml")
@@ -113,15 +108,15 @@ def test_each_kind_lives_and_dies_as_a_claim(kind: str, claims_crossplane: Cross
     assert xr["kind"] == f"X{kind}" and xr["spec"]["claimRef"]["name"] == claim["metadata"]["name"]
     for obj in [*expected, *(o for child in nested for o in child.composed)]:
         obj["metadata"]["labels"]["crossplane.io/composite"] = xr["metadata"]["name"]
-    problems = _differences(claims_crossplane, xr, expected, discovered)
+    problems = composed_differences(claims_crossplane, xr, expected, discovered)
     deadline = time.monotonic() + SYNC_SECONDS
     for child in nested:
         composite = child.composite
         assert composite["kind"].startswith("X"), composite["kind"]  # nested composites are cluster-scoped
         child_path = cluster_xr_path({**composite, "name": composite["metadata"]["name"]})
-        problems += _differences(
+        problems += composed_differences(
             claims_crossplane,
-            _wait_composed(claims_crossplane, child_path, len(child.composed), discovered, deadline),
+            wait_composed(claims_crossplane, child_path, len(child.composed), discovered, deadline),
             child.composed,
             discovered,
         )

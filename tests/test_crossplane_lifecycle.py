@@ -19,24 +19,13 @@ from functions.contract import StepRequest
 from functions.kinds.graph.graph_render_step import render_graph_deployment
 from functions.kube.labels import RESTART_AT
 from harness.apiserver import ensure_namespace, resource_path, until
-from harness.composites import manifest_path, resource_refs, xr_of
-from harness.controller_play import COMPONENT_LABEL, play_deployments
+from harness.composites import apply_example, manifest_path, resource_refs, xr_of
+from harness.controller_play import COMPONENT_LABEL, clique_replicas, play_deployments
 from harness.controlplane import APIError, ControlPlane
 from harness.crossplane_core import Crossplane
 
 REPO = Path(__file__).resolve().parents[1]
 SECONDS = 90.0
-
-
-def _apply(cp: ControlPlane, example: str, namespace: str) -> tuple[dict[str, Any], str]:
-    """The example claim applied in ``namespace``; (claim, its path)."""
-    ensure_namespace(cp.client, namespace)
-    claim = yaml.safe_load((example_claim(example.removesuffix(".yaml"))).read_text())
-    claim["metadata"]["namespace"] = namespace
-    version = claim["apiVersion"].split("/")[1]
-    collection = resource_path("nvidia.com", version, "dynamographdeployments", namespace)
-    cp.client.create(collection, claim)
-    return claim, f"{collection}/{claim['metadata']['name']}"
 
 
 def _xr(cp: ControlPlane, claim_path: str) -> dict[str, Any]:
@@ -45,32 +34,25 @@ def _xr(cp: ControlPlane, claim_path: str) -> dict[str, Any]:
     return until("the DGD's XR", lambda: xr_of(cp, applied))
 
 
-def _clique_replicas(pcs: dict[str, Any], clique: str) -> int | None:
-    for c in pcs["spec"]["template"]["cliques"]:
-        if c["name"] == clique:
-            return c["spec"].get("replicas")
-    return None
-
-
 def test_an_autoscaler_patching_an_adapter_rescales_the_podcliqueset(crossplane: Crossplane) -> None:
     cp = crossplane.cp
     namespace = "life-scale"
-    _, claim_path = _apply(cp, "vllm-autoscaled.yaml", namespace)
+    _, claim_path = apply_example(cp, "vllm-autoscaled.yaml", namespace)
     pcs_path = resource_path("grove.io", "v1alpha1", "podcliquesets", namespace, "vllm-autoscaled")
     adapter = resource_path("nvidia.com", "v1beta1", "dynamographdeploymentscalingadapters", namespace,
                             "vllm-autoscaled-vllmdecodeworker")  # upstream's name, in the DGD's namespace  # fmt: skip
     until("the decode adapter and the PodCliqueSet", lambda: cp.client.get(adapter) and cp.client.get(pcs_path))
-    assert _clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 2
+    assert clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 2
     stale = cp.client.get(adapter)
     # patches in quick succession, each likely to land while a DGD reconcile that read the previous
     # value is in flight: the resourceVersion precondition must keep that reconcile from reverting it
     for replicas in (5, 3, 7, 4):
         cp.client.merge_patch(adapter, {"spec": {"replicas": replicas}})
         time.sleep(0.4)
-    until("decode clique at 4 replicas", lambda: _clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 4)
+    until("decode clique at 4 replicas", lambda: clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 4)
     time.sleep(3)  # a later reconcile must not put an older value back
     assert cp.client.get(adapter)["spec"]["replicas"] == 4
-    assert _clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 4
+    assert clique_replicas(cp.client.get(pcs_path), "vllmdecodeworker") == 4
     status = until("the adapter's status", lambda: (cp.client.get(adapter).get("status") or {}).get("replicas") == 4)
     assert status
 
@@ -124,7 +106,7 @@ def _composed_versions(cp: ControlPlane, xr: dict[str, Any], namespace: str) -> 
 
 def _composed_agg(cp: ControlPlane, namespace: str) -> tuple[str, dict[str, Any]]:
     """vllm-agg applied in ``namespace`` once its six objects exist; (claim path, XR)."""
-    _, claim_path = _apply(cp, "vllm-agg.yaml", namespace)
+    _, claim_path = apply_example(cp, "vllm-agg.yaml", namespace)
     xr = until("all six composed", lambda: len(resource_refs(x := _xr(cp, claim_path))) == 6 and x)
     until("every composed object", lambda: _composed_versions(cp, xr, namespace))
     return claim_path, xr
@@ -203,7 +185,7 @@ def test_a_new_restart_id_walks_the_components_one_by_one(crossplane: Crossplane
     component at a time, each once its Deployment reports the new template ready, then Completes."""
     cp = crossplane.cp
     namespace = "life-restart"
-    claim, claim_path = _apply(cp, "vllm-disagg-no-grove.yaml", namespace)
+    claim, claim_path = apply_example(cp, "vllm-disagg-no-grove.yaml", namespace)
     components = sorted(claim["spec"]["services"])
 
     def status() -> dict[str, Any]:

@@ -25,9 +25,6 @@ operator's finalizer and the migration (``functions.api.upstream_operator``).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,13 +32,14 @@ from typing import Any
 
 import pytest
 import yaml
-from test_upstream_golden import HARNESS_OPERATOR_VERSION, NAMESPACE, rendered, scenario_input
 
 from fixtures.tooling import _missing, shared_dir
+from fixtures.upstream_golden import HARNESS_OPERATOR_VERSION, NAMESPACE, rendered, scenario_input
 from functions.kube.backends import ORIGIN_VERSION_ANNOTATION
 from functions.tooling.kubectl import resource_of
 from functions.tooling.migration import CRDS, OPERATOR_FINALIZER
 from harness.apiserver import ensure_namespace, until
+from harness.cli import kubectl, migrate
 from harness.composites import without_crossplane_metadata
 from harness.controlplane import ControlPlane, require_kubectl, start_control_plane
 from harness.crossplane_core import CONFIGURATION, install_target_crds, start_crossplane
@@ -73,22 +71,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ControlP
         yield cp, kubectl
     finally:
         cp.stop()
-
-
-def _env(cp: ControlPlane) -> dict[str, str]:
-    return {**os.environ, "KUBECONFIG": str(cp.kubeconfig), "PYTHONPATH": str(REPO)}
-
-
-def kubectl(cp: ControlPlane, binary: Path, *args: str, stdin: str | None = None) -> str:
-    proc = subprocess.run([str(binary), *args], input=stdin, capture_output=True, text=True, env=_env(cp), timeout=180)
-    assert proc.returncode == 0, f"kubectl {' '.join(args)}: {proc.stderr}"
-    return proc.stdout
-
-
-def migrate(cp: ControlPlane, binary: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``function-dynamo migrate ...`` as a person runs it (the test's kubectl named, as --kubectl does)."""
-    argv = [sys.executable, "-m", "functions.tooling.main", "migrate", *args, "--kubectl", str(binary)]
-    return subprocess.run(argv, capture_output=True, text=True, env=_env(cp), timeout=600, cwd=REPO)
 
 
 def _live(cp: ControlPlane, binary: Path, obj: Obj) -> Obj | None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from test_crossplane_rbac import _create, _namespace, claim_path, listed, nudge, play_job_pod
-
 from fixtures.tooling import REPO
 from functions.kube.labels import model_hash
 from harness.apiserver import ensure_namespace, until
+from harness.composites import create_claim, example_namespace, listed, manifest_path, nudge
+from harness.controller_play import play_job_pod
 from harness.crossplane_core import Crossplane
 
 BASE = REPO / "examples" / "model" / "qwen3-base.yaml"
@@ -21,7 +21,7 @@ HASH = model_hash("Qwen/Qwen3-0.6B")
 
 
 def _status(crossplane: Crossplane, claim: dict[str, Any]) -> dict[str, Any]:
-    return crossplane.cp.client.get(claim_path(claim)).get("status") or {}
+    return crossplane.cp.client.get(manifest_path(claim)).get("status") or {}
 
 
 def _condition(status: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -58,9 +58,9 @@ def play_workers(crossplane: Crossplane, namespace: str, count: int) -> list[str
 
 
 def test_a_base_model_discovers_its_endpoints(crossplane: Crossplane) -> None:
-    namespace = _namespace(BASE, "model-")
+    namespace = example_namespace(BASE, "model-")
     play_workers(crossplane, namespace, 2)
-    claim = _create(crossplane.cp, BASE, namespace)
+    claim = create_claim(crossplane.cp, BASE, namespace)
     status = until("the base model never discovered its endpoints",
                     lambda: s if (s := _status(crossplane, claim)).get("totalEndpoints") == 2 else None)  # fmt: skip
     assert status["readyEndpoints"] == 0
@@ -71,9 +71,9 @@ def test_a_base_model_discovers_its_endpoints(crossplane: Crossplane) -> None:
 
 def test_a_lora_is_loaded_by_its_job_and_then_serves(crossplane: Crossplane) -> None:
     cp = crossplane.cp
-    namespace = _namespace(LORA, "model-")
+    namespace = example_namespace(LORA, "model-")
     addresses = play_workers(crossplane, namespace, 2)
-    claim = _create(cp, LORA, namespace)
+    claim = create_claim(cp, LORA, namespace)
     jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
     (job,) = listed(cp, jobs, "the LoRA load Job was never created")
     command = job["spec"]["template"]["spec"]["containers"][0]["command"]

@@ -14,20 +14,28 @@ from __future__ import annotations
 
 import copy
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from test_crossplane_e2e import CLAIMS, REPO, api_plurals, preview, wait_synced
-from test_rbac import MESH_PLATFORM, discovery_role, role_grants
 
-from fixtures.corpus import example_claim
-from fixtures.tooling import require_shared
+from fixtures.corpus import CHECKPOINT_EXAMPLE, STANDALONE_EXAMPLES, example_claim
+from fixtures.rbac import MESH_PLATFORM, discovery_role, role_grants
+from fixtures.rendering import CHECKPOINT_GATE, preview
+from fixtures.tooling import REPO, require_shared
 from functions.kinds.request.profiling_job import PROFILING_RULES
 from functions.tooling.manifests import load_documents
-from harness.apiserver import ensure_namespace, install_crd, plural, resource_path, until
-from harness.composites import manifest_path, resource_refs, xr_of, xr_path_of
+from harness.apiserver import ensure_namespace, install_crd, resource_path, until
+from harness.composites import (
+    api_plurals,
+    composed_kinds,
+    create_claim,
+    example_namespace,
+    listed,
+    nudge,
+    wait_synced,
+)
+from harness.controller_play import play_job_pod
 from harness.controlplane import APIError, ControlPlane
 from harness.crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
 from harness.crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, audit_events, impersonating, service_account_user
@@ -40,42 +48,9 @@ MESH_KINDS = {"VirtualService", "DestinationRule"}
 SECONDS = 90.0
 
 
-def _namespace(path: Path, prefix: str) -> str:
-    return prefix + path.relative_to(REPO / "examples").with_suffix("").as_posix().replace("/", "-").lower()
-
-
-def _create(cp: ControlPlane, path: Path | dict[str, Any], namespace: str) -> dict[str, Any]:
-    """The claim of file ``path`` (or the claim ``path``) created in ``namespace``."""
-    claim = copy.deepcopy(path) if isinstance(path, dict) else yaml.safe_load(path.read_text())
-    claim["metadata"]["namespace"] = namespace
-    ensure_namespace(cp.client, namespace)
-    collection = resource_path("nvidia.com", claim["apiVersion"].split("/")[1], plural(claim["kind"]), namespace)
-    try:
-        cp.client.create(collection, claim)
-    except APIError as err:
-        if err.code != 409:
-            raise
-    return claim
-
-
-def claim_path(claim: dict[str, Any]) -> str:
-    """The path of what the test applied (a namespaced XR, or a claim in the claims package)."""
-    return manifest_path(claim)
-
-
-def _xr(cp: ControlPlane, claim: dict[str, Any]) -> dict[str, Any] | None:
-    """The applied object's XR, or None while there is none yet."""
-    return xr_of(cp, claim)
-
-
-def _composed(cp: ControlPlane, claim: dict[str, Any]) -> set[str]:
-    """The kinds the applied object's XR composes so far."""
-    return {r["kind"] for r in resource_refs(_xr(cp, claim) or {})}
-
-
 def _xr_with_mesh(cp: ControlPlane, claim: dict[str, Any]) -> list[str]:
     """The Istio kinds composed for the claim once they exist, or [] while they do not yet."""
-    return sorted(_composed(cp, claim) & MESH_KINDS)
+    return sorted(composed_kinds(cp, claim) & MESH_KINDS)
 
 
 @pytest.fixture(scope="module")
@@ -84,14 +59,14 @@ def reconciled(crossplane: Crossplane) -> list[dict[str, Any]]:
     audited requests meanwhile."""
     cp = crossplane.cp
     discovered = api_plurals(crossplane)
-    for path in CLAIMS:
-        claim = _create(cp, path, _namespace(path, "rbac-"))
+    for path in STANDALONE_EXAMPLES:
+        claim = create_claim(cp, path, example_namespace(path, "rbac-"))
         expected, _ = preview(copy.deepcopy(claim))
         wait_synced(crossplane, claim, len(expected), discovered)
     apply(cp, MESH_PLATFORM, ENVIRONMENT_CONFIGS)
     try:
         for path in MESH_EXAMPLES:
-            claim = _create(cp, path, _namespace(path, "rbac-mesh-"))
+            claim = create_claim(cp, path, example_namespace(path, "rbac-mesh-"))
             deadline = time.monotonic() + SECONDS
             while not _xr_with_mesh(cp, claim):
                 assert time.monotonic() < deadline, f"{path.name}: no Istio object composed under the mesh platform"
@@ -105,70 +80,23 @@ def reconciled(crossplane: Crossplane) -> list[dict[str, Any]]:
     return list(audit_events(cp, service_account_user(CROSSPLANE_SA)))
 
 
-CHECKPOINT_EXAMPLE = REPO / "examples" / "checkpoint" / "vllm-checkpoint.yaml"
-CHECKPOINT_PLATFORM = {
-    "apiVersion": "apiextensions.crossplane.io/v1beta1",
-    "kind": "EnvironmentConfig",
-    "metadata": {"name": "dynamo-platform"},
-    "data": {"checkpoint": {"enabled": True}},
-}
-
-
-def listed(cp: ControlPlane, collection: str, what: str) -> list[dict[str, Any]]:
-    """The objects of ``collection`` once there are any. An XR's resourceRefs name a composed object before
-    Crossplane has applied it, so a kind in them does not mean the object exists yet."""
-    return until(what, lambda: cp.client.get(collection)["items"])
-
-
-def nudge(cp: ControlPlane, claim: dict[str, Any]) -> None:
-    """Reconcile the claim's XR now: Crossplane watches what it composes, not the pods a step reads, so a new
-    Job pod would otherwise wait for the next poll (up to a minute)."""
-    path = xr_path_of(cp, claim)
-    assert path is not None, f"{claim['kind']}/{claim['metadata']['name']} has no XR yet"
-    cp.client.merge_patch(path, {"metadata": {"annotations": {"function-dynamo.test/nudge": str(time.monotonic_ns())}}})
-
-
-def play_job_pod(cp: ControlPlane, namespace: str, job: dict[str, Any]) -> dict[str, Any]:
-    """The Job controller's part (not running on the test control plane): the Job's pod, controlled by it."""
-    name = job["metadata"]["name"]
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"{name}-x7k2p",
-            "labels": {"batch.kubernetes.io/job-name": name},
-            "ownerReferences": [
-                {
-                    "apiVersion": "batch/v1",
-                    "kind": "Job",
-                    "name": name,
-                    "uid": job["metadata"]["uid"],
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"containers": [{"name": "main", "image": "busybox"}]},
-    }
-    return cp.client.create(f"/api/v1/namespaces/{namespace}/pods", pod)
-
-
 def _reconcile_checkpoint(cp: ControlPlane) -> None:
     """A DynamoCheckpoint through its Job and PodSnapshot; the test plays the Job controller (the Job's pod)."""
     crd = yaml.safe_load(require_shared("upstream", "crds", "nvidia.com_podsnapshots.yaml").read_text())
     assert install_crd(cp.client, crd).accepted, "the PodSnapshot CRD was refused"
-    apply(cp, CHECKPOINT_PLATFORM, ENVIRONMENT_CONFIGS)
+    apply(cp, CHECKPOINT_GATE, ENVIRONMENT_CONFIGS)
     try:
-        namespace = _namespace(CHECKPOINT_EXAMPLE, "rbac-")
-        claim = _create(cp, CHECKPOINT_EXAMPLE, namespace)
-        until("the checkpoint Job was never composed", lambda: "Job" in _composed(cp, claim))
+        namespace = example_namespace(CHECKPOINT_EXAMPLE, "rbac-")
+        claim = create_claim(cp, CHECKPOINT_EXAMPLE, namespace)
+        until("the checkpoint Job was never composed", lambda: "Job" in composed_kinds(cp, claim))
         (job,) = listed(cp, f"/apis/batch/v1/namespaces/{namespace}/jobs", "the checkpoint Job was never created")
         play_job_pod(cp, namespace, job)
         nudge(cp, claim)
-        until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in _composed(cp, claim))
+        until("no PodSnapshot composed for the Job's pod", lambda: "PodSnapshot" in composed_kinds(cp, claim))
         listed(cp, f"/apis/nvidia.com/v1alpha1/namespaces/{namespace}/podsnapshots", "no PodSnapshot created")
         time.sleep(2)  # the PodSnapshot's own apply, and a reconcile after it
     finally:
-        cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{CHECKPOINT_PLATFORM['metadata']['name']}")
+        cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{CHECKPOINT_GATE['metadata']['name']}")
 
 
 REQUEST_EXAMPLE = REPO / "examples" / "dgdr" / "sglang-throughput.yaml"
@@ -177,7 +105,7 @@ REQUEST_EXAMPLE = REPO / "examples" / "dgdr" / "sglang-throughput.yaml"
 def _reconcile_request(cp: ControlPlane) -> None:
     """A DynamoGraphDeploymentRequest that discovers its GPUs (the nodes are read) and mounts a model cache PVC,
     up to its profiling Job and the RoleBinding of the Job's ServiceAccount."""
-    namespace = _namespace(REQUEST_EXAMPLE, "rbac-")
+    namespace = example_namespace(REQUEST_EXAMPLE, "rbac-")
     ensure_namespace(cp.client, namespace)
     for obj in load_documents(REPO / "examples" / "dgdr" / "cluster"):
         obj = copy.deepcopy(obj)
@@ -191,8 +119,8 @@ def _reconcile_request(cp: ControlPlane) -> None:
         except APIError as err:
             if err.code != 409:
                 raise
-    claim = _create(cp, REQUEST_EXAMPLE, namespace)
-    until("the profiling Job was never composed", lambda: {"Job", "RoleBinding"} <= _composed(cp, claim))
+    claim = create_claim(cp, REQUEST_EXAMPLE, namespace)
+    until("the profiling Job was never composed", lambda: {"Job", "RoleBinding"} <= composed_kinds(cp, claim))
     listed(cp, f"/apis/batch/v1/namespaces/{namespace}/jobs", "the profiling Job was never created")
     time.sleep(2)  # the RoleBinding's own apply
 
@@ -216,9 +144,9 @@ def _reconcile_placed_by_label(cp: ControlPlane) -> None:
     apply(cp, LABELLED_PLATFORM, ENVIRONMENT_CONFIGS)
     graph = load_documents(REPO / "examples" / "platform" / "vllm-agg-placed.yaml")[0]
     graph["metadata"]["annotations"]["nvidia.com/dynamo-platform"] = "rbac-labelled"
-    claim = _create(cp, graph, namespace)
+    claim = create_claim(cp, graph, namespace)
     try:
-        until("the placed graph composed on the labelled platform", lambda: _composed(cp, claim))
+        until("the placed graph composed on the labelled platform", lambda: composed_kinds(cp, claim))
     finally:
         cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{LABELLED_PLATFORM['metadata']['name']}")
 

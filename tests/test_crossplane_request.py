@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from test_crossplane_rbac import _composed, _create, _namespace, claim_path, listed, nudge
 
 from fixtures.profiling_play import final_config, job_running, job_succeeded, running_output, success_output
 from harness.apiserver import until
-from harness.composites import xr_of
+from harness.composites import composed_kinds, create_claim, example_namespace, listed, manifest_path, nudge, xr_of
 from harness.controller_play import play_deployments, write_status
 from harness.controlplane import APIError
 from harness.crossplane_core import Crossplane
@@ -55,7 +54,7 @@ def mocker_graph() -> dict[str, Any]:
 
 
 def _status(crossplane: Crossplane, claim: dict[str, Any]) -> dict[str, Any]:
-    return crossplane.cp.client.get(claim_path(claim)).get("status") or {}
+    return crossplane.cp.client.get(manifest_path(claim)).get("status") or {}
 
 
 def _condition(status: dict[str, Any], type_: str) -> dict[str, Any]:
@@ -95,15 +94,15 @@ def _publish(crossplane: Crossplane, namespace: str, xr: dict[str, Any], data: d
 
 def test_a_request_profiles_then_deploys_its_graph_until_deployed(crossplane: Crossplane) -> None:
     cp = crossplane.cp
-    namespace = _namespace(REQUEST, "lifecycle-")
-    request = _create(cp, REQUEST, namespace)
+    namespace = example_namespace(REQUEST, "lifecycle-")
+    request = create_claim(cp, REQUEST, namespace)
     jobs = f"/apis/batch/v1/namespaces/{namespace}/jobs"
     (job,) = listed(cp, jobs, "the profiling Job was never created")
     assert job["metadata"]["name"] == "profile-qwen3-sla" and job["spec"]["backoffLimit"] == 0
     pod = job["spec"]["template"]["spec"]
     assert [c["name"] for c in pod["containers"]] == ["profiler", "output-copier"]
     assert pod["serviceAccountName"] == "profile-qwen3-sla"
-    until("the profiling RoleBinding", lambda: "RoleBinding" in _composed(cp, request))
+    until("the profiling RoleBinding", lambda: "RoleBinding" in composed_kinds(cp, request))
     got = until("the request's XR", lambda: xr_of(cp, request))
     xr = {
         "apiVersion": "nvidia.com/v1beta1",
@@ -156,5 +155,5 @@ def test_a_request_profiles_then_deploys_its_graph_until_deployed(crossplane: Cr
     )
 
     # Deleting the request takes the graph with it (composed objects belong to their composite).
-    cp.client.delete(claim_path(request))
+    cp.client.delete(manifest_path(request))
     until("the graph outlived its request", lambda: not cp.client.get(graphs)["items"])

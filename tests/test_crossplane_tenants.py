@@ -17,16 +17,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from test_crossplane_platform import EXAMPLES, install_providers, play_providers
-from test_crossplane_rbac import _create, claim_path
-from test_dynamo_platform import kubeconfig
 
+from fixtures.platform import EXAMPLES, kubeconfig
 from fixtures.tooling import REPO
 from functions.tooling.manifests import load_documents
 from harness.apiserver import ensure_namespace, until
-from harness.composites import resource_refs, xr_of
+from harness.composites import create_claim, manifest_path, resource_refs, xr_of
 from harness.controlplane import ControlPlane, require_kubectl
 from harness.crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
+from harness.providers import install_providers, play_providers
 
 Obj = dict[str, Any]
 PLATFORM_NS = "tenancy-platform"
@@ -54,7 +53,8 @@ def applied_as(cp: ControlPlane, user: str, doc: Obj) -> subprocess.CompletedPro
 def synced(cp: ControlPlane, doc: Obj) -> tuple[str, str]:
     """The Synced condition of the applied object: (status, message)."""
     conditions = []
-    for obj in (cp.client.get(claim_path(doc)), xr_of(cp, doc)):  # a claim's Synced is its syncer's: its XR's says why
+    # a claim's Synced is its syncer's: its XR's says why
+    for obj in (cp.client.get(manifest_path(doc)), xr_of(cp, doc)):
         conditions += [
             c for c in ((obj or {}).get("status") or {}).get("conditions") or [] if c.get("type") == "Synced"
         ]
@@ -116,7 +116,7 @@ def tenancy(crossplane: Crossplane) -> Tenancy:
     platform["metadata"]["name"] = PLATFORM
     platform["spec"]["existing"]["kubeconfigSecretRef"]["name"] = "lab-kubeconfig"
     platform["spec"]["tenants"] = {"namespaces": [TEAM_A]}
-    platform = _create(cp, platform, PLATFORM_NS)
+    platform = create_claim(cp, platform, PLATFORM_NS)
     play_providers(cp, platform, providers)
     return Tenancy(cp, platform)
 
@@ -149,7 +149,7 @@ def test_a_platform_admits_the_namespaces_it_names_and_later_ones_without_a_reap
     # the platform team admits bob's namespace by label; bob re-applies nothing
     cp.client.merge_patch(f"/api/v1/namespaces/{TEAM_B}", {"metadata": {"labels": {"gpu.example.com/tier": "shared"}}})
     cp.client.merge_patch(
-        claim_path(tenancy.platform),
+        manifest_path(tenancy.platform),
         {"spec": {"tenants": {"namespaceSelector": {"matchLabels": {"gpu.example.com/tier": "shared"}}}}},
     )
     until("bob's graph composed once admitted", lambda: cp.client.get(OBJECTS.format(TEAM_B))["items"], SECONDS)
@@ -164,7 +164,7 @@ def test_a_second_platform_of_the_name_is_refused_and_composes_nothing(tenancy: 
     cp = tenancy.cp
     other = load_documents(EXAMPLES / "existing.yaml")[0]
     other["metadata"]["name"] = PLATFORM
-    other = _create(cp, other, "tenancy-other")
+    other = create_claim(cp, other, "tenancy-other")
     message = until(
         "the second platform refused",
         lambda: refusal(cp, other),
@@ -210,12 +210,12 @@ def test_a_tenants_manifest_reaches_nothing_of_another_namespace(tenancy: Tenanc
     assert applied_as(cp, "bob", bob).returncode == 0
     message = until("bob's graph refused", lambda: refusal(cp, bob), SECONDS)
     assert "alice-cache" in message and TEAM_B in message, message  # looked up in his namespace, not found
-    text = json.dumps(cp.client.get(claim_path(bob)))
+    text = json.dumps(cp.client.get(manifest_path(bob)))
     events = kubectl_as(cp, "bob", "get", "events", "-n", TEAM_B, "-o", "json").stdout
     for seen in (text, events):
         assert SECRET_VALUE not in seen and TEAM_A not in seen
     assert cp.client.get(pcs)["metadata"]["uid"] == uid
-    for obj in resource_refs(cp.client.get(claim_path(bob))):
+    for obj in resource_refs(cp.client.get(manifest_path(bob))):
         assert obj.get("namespace", TEAM_B) == TEAM_B, obj
     stray = cp.client.get(f"/apis/grove.io/v1alpha1/namespaces/{TEAM_A}/podcliquesets")["items"]
     assert [p["metadata"]["uid"] for p in stray] == [uid], "bob composed nothing in alice's namespace"

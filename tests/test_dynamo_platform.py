@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from fixtures.platform import EXAMPLES, REFUSALS, claim, edited, kubeconfig
 from fixtures.tooling import REPO, crank_render_objects
 from functions.api.operator_config import OperatorConfig
 from functions.tooling.manifests import dump_documents, find_composition, load_documents
@@ -22,25 +22,9 @@ from functions.tooling.pipeline import RenderError, render
 from functions.tooling.render import Refused, admitted_xr
 
 Obj = dict[str, Any]
-EXAMPLES = REPO / "examples" / "platform"
 COMPOSITIONS = load_documents(REPO / "compositions")
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
-
-
-def kubeconfig(server: str) -> str:
-    """A kubeconfig naming ``server``, as a cloud's credential resource writes one."""
-    return yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": server}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}], "users": [{"name": "u", "user": {}}],
-    })  # fmt: skip
-
-
 KUBECONFIG = kubeconfig("https://ABCD.gr7.us-east-1.eks.amazonaws.com")
-
-
-def claim(name: str) -> Obj:
-    return load_documents(EXAMPLES / f"{name}.yaml")[0]
 
 
 def run(doc: Obj, observed: list[Obj] | None = None, required: list[Obj] | None = None) -> Any:
@@ -260,35 +244,10 @@ def test_releases_name_their_helm_release_and_reach_the_cluster_through_the_plat
 # --- refusals --------------------------------------------------------------------------------------------------
 
 
-def _edit(name: str, **spec: Any) -> Obj:
-    doc = claim(name)
-    for key, value in spec.items():
-        if value is None:
-            doc["spec"].pop(key, None)
-        else:
-            doc["spec"][key] = value
-    return doc
-
-
-REFUSALS = [
-    ("aws", {"aws": None}, "spec.aws is required when spec.cloud is aws"),
-    ("aws", {"gcp": {"credentialsSecretRef": {"name": "k", "key": "k"}}}, "spec.gcp is set, but spec.cloud is not gcp"),
-    ("aws", {"region": None}, "spec.region is required for a cloud cluster"),
-    ("gcp", {"systemNodePool": None}, "spec.systemNodePool is required on aws and gcp"),
-    ("existing", {"region": "us-east-1"}, "an existing cluster is not provisioned"),
-    ("gcp", {"gpuNodePools": [{"name": "l4", "machineType": "g2-standard-8"}]}, "needs gpu (type and count) on gcp"),
-    ("aws", {"gpuNodePools": [{"name": "system", "machineType": "g6.xlarge"}]}, "the node pool name 'system'"),
-    ("aws", {"gpuNodePools": [{"name": "h100", "machineType": "p5", "minNodes": 3, "maxNodes": 1}]},
-     "minNodes must not exceed maxNodes"),
-    ("azure", {"gpuNodePools": [{"name": "a100-pool", "machineType": "Standard_NC24"}]}, "gpuNodePools[0].name"),
-    ("existing", {"cloud": "onprem"}, "spec.cloud"),
-]  # fmt: skip
-
-
 @pytest.mark.parametrize(("name", "spec", "message"), REFUSALS, ids=[m for _, _, m in REFUSALS])
 def test_a_bad_platform_is_refused_naming_the_field(name: str, spec: dict[str, Any], message: str) -> None:
     with pytest.raises(Refused, match=re.escape(message)):
-        run(_edit(name, **spec))
+        run(edited(name, **spec))
 
 
 def test_the_step_refuses_what_the_xrd_would_for_an_xr_that_skipped_it() -> None:
@@ -299,7 +258,7 @@ def test_the_step_refuses_what_the_xrd_would_for_an_xr_that_skipped_it() -> None
 
 
 def test_spec_config_must_be_a_platform_configuration() -> None:
-    xr = admitted_xr(_edit("existing", config={"discovery": {"backend": "zookeeper"}}), "platform", "Strict")
+    xr = admitted_xr(edited("existing", config={"discovery": {"backend": "zookeeper"}}), "platform", "Strict")
     with pytest.raises(RenderError, match=r"spec.config: not a platform configuration"):
         render(xr, find_composition(xr, COMPOSITIONS), converge=False)
 

@@ -7,20 +7,12 @@ import copy
 from typing import Any
 
 import pytest
-from test_gms import COMPOSITIONS, PLATFORM, graph, of_kind, run, worker_pod
 
+from fixtures.gms import COMPOSITIONS, DISCOVERY, PLATFORM, failover_graph, of_kind, run, worker_pod
 from functions.tooling.manifests import find_composition
 from functions.tooling.pipeline import RenderError, render
 
 Obj = dict[str, Any]
-DISCOVERY = {"nvidia.com/dynamo-kube-discovery-mode": "container"}
-
-
-def failover_graph(*, grove: bool = True, failover: Obj | None = None, **main: Any) -> Obj:
-    claim = graph(grove=grove, **main)
-    claim["spec"]["components"][0]["experimental"]["failover"] = failover if failover is not None else {}
-    claim["metadata"].setdefault("annotations", {}).update(DISCOVERY)
-    return claim
 
 
 def env(container: Obj) -> dict[str, Any]:

@@ -9,53 +9,13 @@ from typing import Any
 
 import pytest
 
+from fixtures.gms import COMPOSITIONS, PLATFORM, graph, of_kind, run, worker_pod
 from fixtures.tooling import REPO
 from functions.tooling.manifests import find_composition, load_documents
 from functions.tooling.pipeline import RenderError, render
 from functions.tooling.render import admitted_xr
 
-COMPOSITIONS = load_documents(REPO / "compositions")
-PLATFORM = load_documents(REPO / "examples" / "operator-config.yaml")
 Obj = dict[str, Any]
-
-
-def graph(gms: Obj | None = None, *, grove: bool = True, checkpoint: Obj | None = None, **main: Any) -> Obj:
-    worker: Obj = {
-        "name": "VllmWorker",
-        "type": "worker",
-        "experimental": {"gpuMemoryService": gms if gms is not None else {}},
-        "podTemplate": {"spec": {"containers": [{
-            "name": "main", "image": "vllm:1.0.0", "command": ["python3", "-m", "dynamo.vllm"],
-            "args": ["--model", "m", "--load-format", "gms"],
-            "resources": {"limits": {"nvidia.com/gpu": "2"}, "requests": {"cpu": "1"}}, **main,
-        }]}},
-    }  # fmt: skip
-    if checkpoint is not None:
-        worker["experimental"]["checkpoint"] = checkpoint
-    claim: Obj = {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "gms", "namespace": "demo"},
-        "spec": {"backendFramework": "vllm", "components": [worker]},
-    }
-    if not grove:
-        claim["metadata"]["annotations"] = {"nvidia.com/enable-grove": "false"}
-    return claim
-
-
-def run(claim: Obj, observed: list[Obj] | None = None, required: list[Obj] | None = None) -> Any:
-    xr = admitted_xr(copy.deepcopy(claim), "demo", "Strict")
-    return render(xr, find_composition(xr, COMPOSITIONS), observed or [], required or PLATFORM, converge=False)
-
-
-def of_kind(objs: list[Obj], kind: str) -> list[Obj]:
-    return [o for o in objs if o["kind"] == kind]
-
-
-def worker_pod(out: Any) -> Obj:
-    (pcs,) = of_kind(out.composed, "PodCliqueSet")
-    (clique,) = pcs["spec"]["template"]["cliques"]
-    return clique["spec"]["podSpec"]
 
 
 def assert_intrapod_gms(pod: Obj, claim_template: str, clients: tuple[str, ...] = ("main",)) -> None:

@@ -1,8 +1,9 @@
-"""The folders of ``functions/`` import downward only, and the server loads none of the tooling.
+"""The folders of ``functions/`` import downward only, and the server loads none of the tooling; the tests' helpers
+likewise.
 
-The allowed directions are written down in ``docs/architecture.md`` ("Layers"); this test is their
-enforcement. A new import that runs upward, or between two kinds that do not compose each other, fails here
-with the file and the import named.
+The allowed directions are written down in ``docs/architecture.md`` ("Layers") and, for the tests, in
+``docs/testing.md`` ("The harness"); this test is their enforcement. A new import that runs upward, or between two
+kinds that do not compose each other, fails here with the file and the import named.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from fixtures.tooling import REPO
@@ -178,3 +180,105 @@ def test_the_server_builds_every_model_before_its_first_request() -> None:
         "assert not lazy, lazy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+
+
+# --- the tests' helpers (docs/testing.md, "The harness") -----------------------------------------------------------
+
+TESTS = REPO / "tests"
+# Each module of tests/harness and its layer: it imports harness modules of its own layer or below, and fixtures.
+HARNESS_LAYERS = {
+    "pki": 1,
+    "controlplane": 2,
+    "apiserver": 3,
+    **dict.fromkeys(("crossplane_rbac", "packages", "server", "container"), 4),
+    "crossplane_core": 5,
+    **dict.fromkeys(("composites", "controller_play", "kubelet_play", "metrics_play", "providers"), 6),
+    **dict.fromkeys(("operator_stack", "verdicts", "cli"), 6),
+    **dict.fromkeys(("differential", "migration_report", "fault_harness", "fault_proxy", "bench_controllers"), 7),
+}
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every absolute import in the file, nested ones included; ``from harness import x`` is
+    ``harness.x``."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module in ("harness", "fixtures"):
+                out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+            else:
+                out.append((node.lineno, node.module))
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+    return sorted(out)
+
+
+def python_files(*folders: Path) -> list[Path]:
+    return sorted(p for folder in folders for p in folder.rglob("*.py"))
+
+
+def wrong_imports(paths: list[Path], refused: Callable[[str], bool]) -> list[str]:
+    """``file:line: module`` for each import of a module ``refused`` names."""
+    return [f"{path}:{line}: {module}" for path in paths for line, module in imported_modules(path) if refused(module)]
+
+
+def is_test_module(module: str) -> bool:
+    return module.split(".")[-1].startswith("test_")
+
+
+def is_harness(module: str) -> bool:
+    return module.split(".")[0] == "harness"
+
+
+def test_every_helper_lives_in_the_harness_or_the_fixtures() -> None:
+    """Beside the test modules, ``tests/`` holds only ``conftest.py``: each helper is in one of the two packages, and
+    each harness module has its layer."""
+    loose = [p.name for p in TESTS.glob("*.py") if p.name != "conftest.py" and not p.name.startswith("test_")]
+    assert loose == [], f"helpers outside tests/harness and tests/fixtures: {loose}"
+    modules = {p.stem for p in (TESTS / "harness").glob("*.py")} - {"__init__"}
+    assert modules == set(HARNESS_LAYERS), (
+        f"harness modules and layers that do not pair: {modules ^ set(HARNESS_LAYERS)}"
+    )
+
+
+def test_no_test_module_imports_another() -> None:
+    """What two test modules share lives in the harness or the fixtures, so that each test module runs alone."""
+    assert wrong_imports(sorted(TESTS.glob("test_*.py")), is_test_module) == []
+
+
+def test_the_helpers_and_scripts_import_no_test_module() -> None:
+    helpers = python_files(TESTS / "harness", TESTS / "fixtures", TESTS / "scenarios", REPO / "scripts")
+    assert wrong_imports([*helpers, TESTS / "conftest.py"], is_test_module) == []
+
+
+def test_the_fixtures_start_nothing_of_the_stack() -> None:
+    """The fixtures never import the harness, so an offline test that imports fixtures only never loads it."""
+    assert wrong_imports(python_files(TESTS / "fixtures"), is_harness) == []
+
+
+def test_the_harness_imports_downward_only() -> None:
+    wrong = []
+    for path in python_files(TESTS / "harness"):
+        layer = HARNESS_LAYERS.get(path.stem, 0)  # __init__ imports nothing
+        for line, module in imported_modules(path):
+            target = module.split(".")[1] if is_harness(module) and "." in module else None
+            if target is not None and HARNESS_LAYERS[target] > layer:
+                where = path.relative_to(REPO)
+                wrong.append(f"{where}:{line}: layer {layer} imports {module} (layer {HARNESS_LAYERS[target]})")
+    assert wrong == [], "harness imports against its layers (docs/testing.md):\n" + "\n".join(wrong)
+
+
+def test_the_rules_see_every_form_of_import(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from test_crossplane_e2e import preview\n"
+        "import test_gms\n"
+        "def f() -> None:\n"
+        "    from harness import apiserver\n"
+        "    from harness.controlplane import ControlPlane\n"
+    )
+    assert imported_modules(probe) == [
+        (1, "test_crossplane_e2e"), (2, "test_gms"), (4, "harness.apiserver"), (5, "harness.controlplane")
+    ]  # fmt: skip
+    assert wrong_imports([probe], is_test_module) == [f"{probe}:1: test_crossplane_e2e", f"{probe}:2: test_gms"]
+    assert wrong_imports([probe], is_harness) == [f"{probe}:4: harness.apiserver", f"{probe}:5: harness.controlplane"]

@@ -14,7 +14,14 @@ from typing import Any
 
 import yaml
 
-from fixtures.differential_compare import compare, differing_paths, masked_worker_hashes, normalised, unexplained
+from fixtures.differential_compare import (
+    compare,
+    deviation_rows,
+    differing_paths,
+    masked_worker_hashes,
+    normalised,
+    unexplained,
+)
 from fixtures.tooling import _missing, shared_dir
 from harness.controlplane import APIError
 from harness.crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
@@ -44,12 +51,6 @@ Obj = dict[str, Any]
 
 def allowed() -> list[Obj]:
     return yaml.safe_load(ALLOWED.read_text()) or []
-
-
-def deviation_rows() -> list[str]:
-    """The rows of docs/deviations.md's tables (one table per group of what a user notices)."""
-    text = (REPO / "docs" / "deviations.md").read_text()
-    return [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| applies to")]
 
 
 # --- table tests of the comparison --------------------------------------------------------------------------

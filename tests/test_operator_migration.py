@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 import yaml
-from test_crossplane_migration import kubectl, migrate
 
 from functions.tooling.migration import CRDS
 from harness.apiserver import ensure_namespace, resource_path, until
+from harness.cli import kubectl, migrate
 from harness.controller_play import play_deployments, play_grove
 from harness.controlplane import APIError, ControlPlane, require_kubectl, start_control_plane
 from harness.crossplane_core import CONFIGURATION, start_crossplane

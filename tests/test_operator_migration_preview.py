@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from test_crossplane_migration import migrate
 
 from functions.tooling.migration import portable_manifest
 from harness.apiserver import ensure_namespace, resource_path, until
+from harness.cli import migrate
 from harness.controlplane import require_kubectl
 from harness.differential import platform_config
 from harness.operator_stack import OperatorStack

@@ -20,18 +20,18 @@ from typing import Any
 
 import pytest
 import yaml
-from test_apiserver_mutations import mutations
-from test_apiserver_validation import NAMESPACE, as_claim, corpus_claims, normalise, server_paths, server_verdict
-from test_operator_differential import deviation_rows
-from test_validation_catalogue import CATALOGUE, claim
 
+from fixtures.catalogue import CATALOGUE, claim
 from fixtures.corpus import as_upstream_admits
+from fixtures.differential_compare import deviation_rows
+from fixtures.mutations import mutations
 from functions.tooling.offline_validation import validate_document
 from harness.apiserver import ensure_namespace, resource_path
 from harness.apiserver import plural as plural_of
 from harness.controlplane import APIError, ControlPlane
 from harness.differential import platform_config
 from harness.operator_stack import OperatorStack
+from harness.verdicts import NAMESPACE, as_claim, corpus_claims, normalise, server_paths, server_verdict
 
 Obj = dict[str, Any]
 REPO = Path(__file__).resolve().parents[1]

@@ -10,6 +10,15 @@ from typing import Any
 
 import pytest
 
+from fixtures.placement import (
+    COMPOSITIONS,
+    LOCAL,
+    PLACED,
+    by_key,
+    observed_manifests,
+    read_operator_config,
+    render_manifest,
+)
 from fixtures.tooling import REPO, crank_render_objects
 from functions.kinds.platform.placement import object_name, placement_of
 from functions.tooling.manifests import dump_documents, find_composition, load_documents
@@ -18,35 +27,11 @@ from functions.tooling.render import admitted_xr
 from harness.composites import without_crossplane_metadata
 
 Obj = dict[str, Any]
-COMPOSITIONS = load_documents(REPO / "compositions")
-PLACED = REPO / "examples" / "platform" / "vllm-agg-placed.yaml"
-LOCAL = REPO / "examples" / "dgd" / "vllm-agg.yaml"
-PLATFORM = REPO / "examples" / "platform" / "aws.yaml"
-RESOURCE_NAME = "crossplane.io/composition-resource-name"
-
-
-def _render(path: Any, observed: list[Obj] | None = None, required: list[Obj] | None = None, converge: bool = True):
-    doc = load_documents(path)[0] if not isinstance(path, dict) else copy.deepcopy(path)
-    xr = admitted_xr(doc, "dynamo-demo", "Strict")
-    return render(xr, find_composition(xr, COMPOSITIONS), observed or [], required or [], converge=converge)
-
-
-def read_operator_config(name: str | None = None) -> Obj:
-    """The EnvironmentConfig the DynamoPlatform gpu-east writes (its preview), renamed when ``name`` is given."""
-    config = next(o for o in _render(PLATFORM).composed if o["kind"] == "EnvironmentConfig")
-    config = {k: v for k, v in config.items() if k in ("apiVersion", "kind", "data")} | {
-        "metadata": {"name": name or config["metadata"]["name"]}
-    }
-    return config
-
-
-def by_key(out: Any) -> dict[str, Obj]:
-    return {o["metadata"]["annotations"][RESOURCE_NAME]: o for o in out.composed}
 
 
 def test_a_placed_graph_composes_what_a_local_one_does_each_inside_an_object() -> None:
-    local = by_key(_render(LOCAL, required=[read_operator_config("dynamo-platform")]))
-    placed = by_key(_render(PLACED, required=[read_operator_config()]))
+    local = by_key(render_manifest(LOCAL, required=[read_operator_config("dynamo-platform")]))
+    placed = by_key(render_manifest(PLACED, required=[read_operator_config()]))
     assert set(local) <= set(placed)
     for key, obj in local.items():
         wrapper = placed[key]
@@ -68,12 +53,12 @@ def test_a_placed_graph_composes_what_a_local_one_does_each_inside_an_object() -
 
 
 def test_a_placed_graph_is_rendered_with_its_platforms_configuration() -> None:
-    placed = by_key(_render(PLACED, required=[read_operator_config()]))
+    placed = by_key(render_manifest(PLACED, required=[read_operator_config()]))
     pcs = placed["podcliqueset"]["spec"]["forProvider"]["manifest"]
     env = {e["name"]: e.get("value") for c in pcs["spec"]["template"]["cliques"]
            for e in c["spec"]["podSpec"]["containers"][0].get("env") or []}  # fmt: skip
     assert env["NATS_SERVER"] == "nats://nats.dynamo-system.svc.cluster.local:4222"
-    local = by_key(_render(LOCAL))["podcliqueset"]
+    local = by_key(render_manifest(LOCAL))["podcliqueset"]
     assert "nats://nats.dynamo-system" not in str(local), "the local default platform names no NATS"
 
 
@@ -83,35 +68,13 @@ def test_a_placed_graph_waits_for_its_platform_naming_the_annotation() -> None:
         r"EnvironmentConfig dynamo-platform-gpu-east does not exist"
     )
     with pytest.raises(RenderError, match=expected):
-        _render(PLACED, converge=False)
+        render_manifest(PLACED, converge=False)
 
 
 def test_a_preview_without_the_platform_warns_and_uses_the_defaults() -> None:
-    out = _render(PLACED)
+    out = render_manifest(PLACED)
     assert any("previewed with the default platform configuration" in r.get("message", "") for r in out.results)
     assert all(o["kind"] == "Object" for o in out.composed)
-
-
-def observed_manifests(objects: list[Obj], ready_cliques: bool = True) -> dict[str, Obj]:
-    """Object name -> the manifest provider-kubernetes would report it observed on the platform's cluster: as
-    applied, and the PodCliques as Grove writes them (ready or not)."""
-    replicas = {}
-    for obj in objects:
-        manifest = obj["spec"]["forProvider"]["manifest"]
-        if manifest["kind"] == "PodCliqueSet":
-            pcs = manifest["metadata"]["name"]
-            replicas = {f"{pcs}-0-{c['name']}": c["spec"]["replicas"] for c in manifest["spec"]["template"]["cliques"]}
-    out = {}
-    for obj in objects:
-        manifest = copy.deepcopy(obj["spec"]["forProvider"]["manifest"])
-        if manifest["kind"] == "PodClique":
-            want = replicas[manifest["metadata"]["name"]]
-            manifest["metadata"]["generation"] = 1
-            manifest["spec"] = {"replicas": want}
-            manifest["status"] = {"observedGeneration": 1, "replicas": want, "updatedReplicas": want,
-                                  "readyReplicas": want if ready_cliques else 0}  # fmt: skip
-        out[obj["metadata"]["name"]] = manifest
-    return out
 
 
 def _played(out: Any, ready_cliques: bool) -> list[Obj]:
@@ -127,8 +90,8 @@ def _played(out: Any, ready_cliques: bool) -> list[Obj]:
 @pytest.mark.parametrize("ready_cliques", [True, False])
 def test_the_status_is_read_from_the_objects_observed_manifests(ready_cliques: bool) -> None:
     required = [read_operator_config()]
-    out = _render(PLACED, required=required, converge=False)
-    out = _render(PLACED, _played(out, ready_cliques), required, converge=False)
+    out = render_manifest(PLACED, required=required, converge=False)
+    out = render_manifest(PLACED, _played(out, ready_cliques), required, converge=False)
     status = out.composite["status"]
     assert status["state"] == ("successful" if ready_cliques else "pending")
     ready = next(c for c in status["conditions"] if c["type"] == "Ready")
@@ -139,14 +102,14 @@ def test_the_status_is_read_from_the_objects_observed_manifests(ready_cliques: b
 
 def test_an_unannotated_graph_is_not_placed() -> None:
     assert placement_of({"metadata": {"annotations": {"other": "x"}}}) is None
-    assert all(o["kind"] != "Object" for o in _render(LOCAL).composed)
+    assert all(o["kind"] != "Object" for o in render_manifest(LOCAL).composed)
 
 
 def test_on_the_component_pathway_the_component_deployments_stay_here_and_place_their_own_objects() -> None:
     doc = load_documents(REPO / "examples" / "v1alpha1" / "vllm-disagg-no-grove.yaml")[0]
     doc["metadata"]["annotations"]["nvidia.com/dynamo-platform"] = "gpu-east"
     required = [read_operator_config()]
-    dcds = [o for o in _render(doc, required=required).composed if o["kind"] == "DynamoComponentDeployment"]
+    dcds = [o for o in render_manifest(doc, required=required).composed if o["kind"] == "DynamoComponentDeployment"]
     assert len(dcds) == 3
     assert all(d["metadata"]["annotations"]["nvidia.com/dynamo-platform"] == "gpu-east" for d in dcds)
     frontend = next(d for d in dcds if d["metadata"]["name"].endswith("-frontend"))
@@ -175,4 +138,4 @@ def test_a_placed_graph_with_checkpoints_is_refused_naming_the_annotation(exampl
     config["data"]["checkpoint"] = {"enabled": True, "storage": {"pvc": {"pvcName": "snap", "basePath": "/ckpt"}}}
     with pytest.raises(RenderError, match=r"metadata.annotations\[nvidia.com/dynamo-platform\]: a graph placed on a "
                        r"DynamoPlatform cannot use DynamoCheckpoints yet"):  # fmt: skip
-        _render(doc, required=[config])
+        render_manifest(doc, required=[config])

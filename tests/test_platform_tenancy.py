@@ -11,8 +11,8 @@ import copy
 from typing import Any
 
 import pytest
-from test_placement import PLACED, PLATFORM, _render, by_key, read_operator_config
 
+from fixtures.placement import PLACED, PLATFORM, by_key, read_operator_config, render_manifest
 from functions.kinds.platform.tenancy import admits, holder, selector_matches
 from functions.tooling.manifests import load_documents
 from functions.tooling.pipeline import RenderError
@@ -86,24 +86,24 @@ def placed_in(namespace: str) -> Obj:
 
 def test_a_graph_of_a_namespace_the_platform_does_not_admit_is_refused_naming_the_annotation() -> None:
     with pytest.raises(RenderError, match=PLACEMENT_FATAL + " does not admit graphs of namespace team-z"):
-        _render(placed_in("team-z"), required=[read_operator_config()])
+        render_manifest(placed_in("team-z"), required=[read_operator_config()])
 
 
 def test_a_listed_namespace_and_a_selected_one_are_admitted() -> None:
-    assert "podcliqueset" in by_key(_render(placed_in("dynamo-demo"), required=[read_operator_config()]))
+    assert "podcliqueset" in by_key(render_manifest(placed_in("dynamo-demo"), required=[read_operator_config()]))
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-y", "labels": {}}}
     with pytest.raises(RenderError, match="does not admit graphs of namespace team-y"):
-        _render(placed_in("team-y"), required=[read_operator_config(), namespace])
+        render_manifest(placed_in("team-y"), required=[read_operator_config(), namespace])
     labelled = copy.deepcopy(namespace)
     labelled["metadata"]["labels"] = {"dynamo.example.com/gpu-east": "allowed"}  # examples/platform/aws.yaml's selector
-    assert "podcliqueset" in by_key(_render(placed_in("team-y"), required=[read_operator_config(), labelled]))
+    assert "podcliqueset" in by_key(render_manifest(placed_in("team-y"), required=[read_operator_config(), labelled]))
 
 
 def test_a_graph_waits_while_its_platform_installs() -> None:
     installing = read_operator_config()
     installing["data"]["cluster"]["ready"] = False
     with pytest.raises(RenderError, match="is not ready: its prerequisites are being installed"):
-        _render(placed_in("dynamo-demo"), required=[installing], converge=False)
+        render_manifest(placed_in("dynamo-demo"), required=[installing], converge=False)
 
 
 def test_a_second_platform_of_a_name_is_refused_before_it_composes_anything() -> None:
@@ -112,6 +112,6 @@ def test_a_second_platform_of_a_name_is_refused_before_it_composes_anything() ->
     second["metadata"]["namespace"] = "team-b"
     with pytest.raises(RenderError, match=r"metadata.name: a DynamoPlatform named 'gpu-east' exists in namespace "
                        r"platform already"):  # fmt: skip
-        _render(second, required=[first])
+        render_manifest(second, required=[first])
     same = load_documents(PLATFORM)[0]
-    assert _render(same, required=[first]).composed, "its own record is no obstacle"
+    assert render_manifest(same, required=[first]).composed, "its own record is no obstacle"

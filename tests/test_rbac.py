@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from fixtures.corpus import EXAMPLE_CLAIMS, corpus_dgds, load_claim
+from fixtures.rbac import MESH_PLATFORM, discovery_role, role_grants
 from fixtures.tooling import REPO
 from functions.api.graph import Graph
 from functions.contract import StepRequest
@@ -46,30 +47,10 @@ PLURALS = {
     "PodGroup": "podgroups",
     "ResourceClaimTemplate": "resourceclaimtemplates",
 }
-MESH_PLATFORM = {
-    "apiVersion": "apiextensions.crossplane.io/v1beta1",
-    "kind": "EnvironmentConfig",
-    "metadata": {"name": "dynamo-platform"},
-    "data": {
-        "ingress": {"controllerClassName": "nginx", "virtualServiceGateway": "istio-system/gw"},
-        "serviceMesh": {"provider": "istio"},
-    },
-}
 
 
 def group_of(api_version: str) -> str:
     return api_version.split("/")[0] if "/" in api_version else ""
-
-
-def role_grants() -> dict[tuple[str, str], set[str]]:
-    (role,) = load_documents(REPO / "package" / "rbac" / "clusterrole.yaml")
-    assert role["metadata"]["labels"]["rbac.crossplane.io/aggregate-to-crossplane"] == "true"
-    grants: dict[tuple[str, str], set[str]] = {}
-    for rule in role["rules"]:
-        for group in rule["apiGroups"]:
-            for resource in rule["resources"]:
-                grants.setdefault((group, resource), set()).update(rule["verbs"])
-    return grants
 
 
 def _without_grove(doc: dict[str, Any]) -> dict[str, Any]:
@@ -159,11 +140,6 @@ def granted_kind(group: str, kind: str) -> bool:
     """Kinds package/rbac must grant: not Crossplane's, not the package's own XRs and claims (the RBAC manager
     grants those)."""
     return group not in CROSSPLANE_GROUPS and not kind.startswith("X") and kind not in CLAIM_KINDS
-
-
-def discovery_role() -> dict[str, Any]:
-    graph = Graph(name="g", namespace="ns", shape="v1beta1", components=())
-    return render_discovery_rbac(graph)["discovery-role"]
 
 
 def test_nothing_more_is_granted(composed: set[tuple[str, str]]) -> None:

@@ -12,7 +12,6 @@ import copy
 from typing import Any
 
 import pytest
-from test_failover import failover_graph
 
 from fixtures.corpus import (
     EXAMPLE_CLAIMS,
@@ -22,6 +21,7 @@ from fixtures.corpus import (
     has_main_images,
     load_claim,
 )
+from fixtures.gms import failover_graph
 from fixtures.tooling import REPO
 from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import StepRequest, StepResponse

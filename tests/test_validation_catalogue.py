@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from fixtures.catalogue import CATALOGUE, claim
 from functions.api.operator_config import OPERATOR_CONFIG_REQUIREMENT
 from functions.contract import StepRequest
 from functions.kinds.checkpoint.checkpoint_step import dynamo_checkpoint
@@ -20,7 +20,6 @@ from functions.tooling.validation import derive_crds, validate_object
 from functions.xrd.rules import RULES
 
 REPO = Path(__file__).resolve().parents[1]
-CATALOGUE = yaml.safe_load((Path(__file__).parent / "validation_catalogue.yaml").read_text())
 ENFORCED_BY = {"xrd-schema", "xrd-cel", "function", "not-enforced"}
 
 
@@ -31,18 +30,6 @@ KINDS = {
     "DynamoModel": ("dynamomodels.yaml", dynamo_model),
     "DynamoGraphDeploymentRequest": ("dynamographdeploymentrequests.yaml", dynamo_graph_deployment_request),
 }
-
-
-def claim(row: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": "bad", "namespace": "ns"}
-    if row.get("annotations"):
-        metadata["annotations"] = row["annotations"]
-    return {
-        "apiVersion": f"nvidia.com/{row.get('api', 'v1alpha1')}",
-        "kind": row.get("resource", "DynamoGraphDeployment"),
-        "metadata": metadata,
-        "spec": spec,
-    }
 
 
 def platform_of(row: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -1,14 +1,31 @@
-"""The XR behind what a test applied, in either package: the default package's manifest is a namespaced XR
-itself (its composed objects in ``spec.crossplane.resourceRefs``, without namespaces: they share the XR's);
-the claims package's is a claim naming its cluster-scoped XR in ``spec.resourceRef``."""
+"""What a test applied, and the XR behind it, in either package: the default package's manifest is a namespaced XR
+itself (its composed objects in ``spec.crossplane.resourceRefs``, without namespaces: they share the XR's); the claims
+package's is a claim naming its cluster-scoped XR in ``spec.resourceRef``.
+
+Applying an example (``create_claim``, ``apply_example``), finding its XR (``xr_of``), waiting for it to be Synced
+with everything composed (``wait_synced``), and what Crossplane composed compared with the preview
+(``composed_differences``).
+"""
 
 from __future__ import annotations
 
 import copy
+import time
+from pathlib import Path
 from typing import Any
 
-from harness.apiserver import plural, resource_path
+import yaml
+
+from fixtures.corpus import example_claim
+from fixtures.tooling import REPO
+from harness.apiserver import ensure_namespace, plural, resource_path, served_resources, until
 from harness.controlplane import APIError, ControlPlane
+from harness.crossplane_core import Crossplane
+
+SYNC_SECONDS = 90.0
+
+# (apiVersion, kind) -> (plural, namespaced), as the API server's discovery says
+Plurals = dict[tuple[str, str], tuple[str, bool]]
 
 
 def manifest_path(obj: dict[str, Any]) -> str:
@@ -67,3 +84,188 @@ def without_crossplane_metadata(obj: dict[str, Any]) -> dict[str, Any]:
         else:
             meta.pop(field, None)
     return obj
+
+
+def conditions_of(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The object's status conditions by type."""
+    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+
+
+def object_path(api_version: str, kind_plural: str, namespace: str | None, name: str) -> str:
+    """The API path of an object of any group (the core group's under ``/api``)."""
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    if namespace:
+        base += f"/namespaces/{namespace}"
+    return f"{base}/{kind_plural}/{name}"
+
+
+def api_plurals(xp: Crossplane) -> Plurals:
+    """(apiVersion, kind) -> (plural, namespaced), from the API server's discovery."""
+    client = xp.cp.client
+    versions = ["v1", *(v["groupVersion"] for g in client.get("/apis")["groups"] for v in g["versions"])]
+    out: Plurals = {}
+    for group_version in versions:
+        for resource in served_resources(client, group_version):
+            out[(group_version, resource["kind"])] = (resource["name"], resource["namespaced"])
+    return out
+
+
+def is_subset(want: Any, got: Any, path: str = "") -> str | None:
+    """Where ``want`` (the preview) is not contained in ``got`` (what the API server stores), or None."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            return f"{path}: {got!r} is not an object"
+        for key, value in want.items():
+            if key not in got:
+                return f"{path}.{key}: missing"
+            problem = is_subset(value, got[key], f"{path}.{key}")
+            if problem:
+                return problem
+        return None
+    if isinstance(want, list):
+        if not isinstance(got, list) or len(want) != len(got):
+            return f"{path}: {len(want)} items rendered, {len(got) if isinstance(got, list) else got!r} stored"
+        for i, (a, b) in enumerate(zip(want, got, strict=True)):
+            problem = is_subset(a, b, f"{path}[{i}]")
+            if problem:
+                return problem
+        return None
+    if want != got:
+        return f"{path}: rendered {want!r}, stored {got!r}"
+    return None
+
+
+def _all_exist(xp: Crossplane, refs: list[dict[str, Any]], discovered: Plurals) -> bool:
+    for ref in refs:
+        plural, namespaced = discovered[(ref["apiVersion"], ref["kind"])]
+        try:
+            xp.cp.client.get(
+                object_path(ref["apiVersion"], plural, ref.get("namespace") if namespaced else None, ref["name"])
+            )
+        except APIError as err:
+            if err.code == 404:
+                return False
+            raise
+    return True
+
+
+def wait_composed(xp: Crossplane, xr_path: str, want: int, discovered: Plurals, deadline: float) -> dict[str, Any]:
+    """The XR at ``xr_path`` once Synced with ``want`` composed resources that all exist."""
+    xr: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        try:
+            xr = xp.cp.client.get(xr_path)
+        except APIError as err:
+            if err.code != 404:
+                raise
+            time.sleep(0.5)
+            continue
+        refs = resource_refs(xr)
+        synced = conditions_of(xr).get("Synced", {}).get("status") == "True"
+        if synced and len(refs) >= want and _all_exist(xp, refs, discovered):
+            return xr
+        time.sleep(0.5)
+    raise AssertionError(
+        f"{xr_path} not Synced with {want} composed resources after {SYNC_SECONDS:.0f}s: conditions "
+        f"{conditions_of(xr)}, refs {resource_refs(xr)}; {xp.where()}"
+    )
+
+
+def wait_synced(xp: Crossplane, claim: dict[str, Any], want: int, discovered: Plurals) -> dict[str, Any]:
+    """The applied object's XR once it is Synced=True and the XR's ``want`` composed resources all exist (a
+    namespaced XR is its own; a claim, once Synced, names its XR)."""
+    client = xp.cp.client
+    meta = claim["metadata"]
+    path = manifest_path(claim)
+    deadline = time.monotonic() + SYNC_SECONDS
+    got: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        got = client.get(path)
+        ref = (got.get("spec") or {}).get("resourceRef")
+        if (got.get("spec") or {}).get("crossplane") is not None:
+            return wait_composed(xp, path, want, discovered, deadline)
+        if ref and conditions_of(got).get("Synced", {}).get("status") == "True":
+            xr_path = resource_path(
+                "nvidia.com", ref["apiVersion"].split("/")[1], plural(ref["kind"]), None, ref["name"]
+            )
+            return wait_composed(xp, xr_path, want, discovered, deadline)
+        time.sleep(0.5)
+    raise AssertionError(
+        f"{claim['kind']}/{meta['name']} not Synced after {SYNC_SECONDS:.0f}s: {conditions_of(got)}; {xp.where()}"
+    )
+
+
+def composed_differences(
+    xp: Crossplane,
+    xr: dict[str, Any],
+    expected: list[dict[str, Any]],
+    discovered: Plurals,
+) -> list[str]:
+    """Where what Crossplane composed for ``xr`` differs from the preview's ``expected`` objects."""
+    refs = {(r["apiVersion"], r["kind"], r["name"]) for r in resource_refs(xr)}
+    want = {(o["apiVersion"], o["kind"], o["metadata"]["name"]) for o in expected}
+    if refs != want:
+        extra, missing = sorted(refs - want), sorted(want - refs)
+        return [f"{xr['metadata']['name']}: composed, not previewed: {extra}; previewed, not composed: {missing}"]
+    problems = []
+    for obj in expected:
+        plural, namespaced = discovered[(obj["apiVersion"], obj["kind"])]
+        ns = obj["metadata"].get("namespace") if namespaced else None
+        stored = xp.cp.client.get(object_path(obj["apiVersion"], plural, ns, obj["metadata"]["name"]))
+        where = f"{obj['kind']}/{obj['metadata']['name']}"
+        for key, value in obj.items():
+            if key not in ("metadata", "status"):
+                problems.append(is_subset(value, stored.get(key), f"{where}.{key}"))
+        for key in ("labels", "annotations"):
+            got = stored["metadata"].get(key) or {}
+            problems.append(is_subset(obj["metadata"].get(key) or {}, got, f"{where}.metadata.{key}"))
+    return [p for p in problems if p]
+
+
+def example_namespace(path: Path, prefix: str) -> str:
+    """A namespace of its own for the example at ``path``: ``prefix`` and its path under ``examples/``."""
+    return prefix + path.relative_to(REPO / "examples").with_suffix("").as_posix().replace("/", "-").lower()
+
+
+def create_claim(cp: ControlPlane, path: Path | dict[str, Any], namespace: str) -> dict[str, Any]:
+    """The claim of file ``path`` (or the claim ``path``) created in ``namespace``."""
+    claim = copy.deepcopy(path) if isinstance(path, dict) else yaml.safe_load(path.read_text())
+    claim["metadata"]["namespace"] = namespace
+    ensure_namespace(cp.client, namespace)
+    collection = resource_path("nvidia.com", claim["apiVersion"].split("/")[1], plural(claim["kind"]), namespace)
+    try:
+        cp.client.create(collection, claim)
+    except APIError as err:
+        if err.code != 409:
+            raise
+    return claim
+
+
+def composed_kinds(cp: ControlPlane, claim: dict[str, Any]) -> set[str]:
+    """The kinds the applied object's XR composes so far."""
+    return {r["kind"] for r in resource_refs(xr_of(cp, claim) or {})}
+
+
+def listed(cp: ControlPlane, collection: str, what: str) -> list[dict[str, Any]]:
+    """The objects of ``collection`` once there are any. An XR's resourceRefs name a composed object before
+    Crossplane has applied it, so a kind in them does not mean the object exists yet."""
+    return until(what, lambda: cp.client.get(collection)["items"])
+
+
+def nudge(cp: ControlPlane, claim: dict[str, Any]) -> None:
+    """Reconcile the claim's XR now: Crossplane watches what it composes, not the pods a step reads, so a new
+    Job pod would otherwise wait for the next poll (up to a minute)."""
+    path = xr_path_of(cp, claim)
+    assert path is not None, f"{claim['kind']}/{claim['metadata']['name']} has no XR yet"
+    cp.client.merge_patch(path, {"metadata": {"annotations": {"function-dynamo.test/nudge": str(time.monotonic_ns())}}})
+
+
+def apply_example(cp: ControlPlane, example: str, namespace: str) -> tuple[dict[str, Any], str]:
+    """The example claim applied in ``namespace``; (claim, its path)."""
+    ensure_namespace(cp.client, namespace)
+    claim = yaml.safe_load((example_claim(example.removesuffix(".yaml"))).read_text())
+    claim["metadata"]["namespace"] = namespace
+    version = claim["apiVersion"].split("/")[1]
+    collection = resource_path("nvidia.com", version, "dynamographdeployments", namespace)
+    cp.client.create(collection, claim)
+    return claim, f"{collection}/{claim['metadata']['name']}"

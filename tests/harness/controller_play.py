@@ -1,6 +1,7 @@
 """The controllers the package does not run, played on a real API server: Grove (from a status scenario's
-files) and the Deployment controller. A player writes what the controller would: the objects it creates and
-the status it reports, through the status subresource, retrying a write another writer beat (409).
+files), the Deployment controller and the Job controller's pod. A player writes what the controller would: the
+objects it creates and the status it reports, through the status subresource, retrying a write another writer beat
+(409).
 
 Used by the real-stack tests (test_crossplane_status and the tests that share its scenarios, the quickstart)
 and by tests/harness/kubelet_play.py.
@@ -119,3 +120,35 @@ def play_deployments(
         }  # fmt: skip
         write_status(cp, f"/apis/apps/v1/namespaces/{namespace}/deployments/{deployment['metadata']['name']}", status)
     return len(deployments)
+
+
+def play_job_pod(cp: ControlPlane, namespace: str, job: dict[str, Any]) -> dict[str, Any]:
+    """The Job controller's part (not running on the test control plane): the Job's pod, controlled by it."""
+    name = job["metadata"]["name"]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{name}-x7k2p",
+            "labels": {"batch.kubernetes.io/job-name": name},
+            "ownerReferences": [
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "name": name,
+                    "uid": job["metadata"]["uid"],
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+    }
+    return cp.client.create(f"/api/v1/namespaces/{namespace}/pods", pod)
+
+
+def clique_replicas(pcs: dict[str, Any], clique: str) -> int | None:
+    """The replicas the PodCliqueSet ``pcs`` asks of its clique ``clique`` (None: unset)."""
+    for c in pcs["spec"]["template"]["cliques"]:
+        if c["name"] == clique:
+            return c["spec"].get("replicas")
+    return None

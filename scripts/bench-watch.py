@@ -36,26 +36,23 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from harness.apiserver import ensure_namespace, resource_path  # noqa: E402
-from harness.controlplane import APIError, ControlPlane, start_control_plane  # noqa: E402
+from harness.controlplane import ControlPlane, start_control_plane  # noqa: E402
 from harness.crossplane_core import apply, start_crossplane  # noqa: E402
+from harness.poll import Timeout, until  # noqa: E402
 
 ENVIRONMENT_CONFIGS = "/apis/apiextensions.crossplane.io/v1beta1/environmentconfigs"
 LIMIT_SECONDS = 180.0
 MODES = {"watched (v2.4 default)": (), "polled (realtime off)": ("--enable-realtime-compositions=false",)}
 
 
-def until(what: str, probe: Callable[[], Any], seconds: float = LIMIT_SECONDS) -> float:
-    """Seconds until ``probe()`` is true (polled every 0.1 s); fails after ``seconds``."""
+def seconds_until(what: str, probe: Callable[[], Any], seconds: float = LIMIT_SECONDS) -> float:
+    """Seconds until ``probe()`` is true (``poll.until``, every 0.1 s); exits after ``seconds``."""
     start = time.monotonic()
-    while time.monotonic() - start < seconds:
-        try:
-            if probe():
-                return time.monotonic() - start
-        except APIError as err:
-            if err.code != 404:
-                raise
-        time.sleep(0.1)
-    raise SystemExit(f"bench-watch: {what}: not so after {seconds:.0f}s")
+    try:
+        until(what, probe, seconds, every=0.1)
+    except Timeout as err:
+        raise SystemExit(f"bench-watch: {err}") from None
+    return time.monotonic() - start
 
 
 def operator_config(nats: str) -> dict[str, Any]:
@@ -85,13 +82,15 @@ def bench_operator_config(cp: ControlPlane, runs: int) -> list[float]:
     dgd = yaml.safe_load((REPO / "examples" / "dgd" / "vllm-agg.yaml").read_text())
     dgd["metadata"]["namespace"] = namespace
     cp.client.create(resource_path("nvidia.com", "v1beta1", "dynamographdeployments", namespace), dgd)
-    until("the PodCliqueSet", lambda: nats_server(cp, namespace, "vllm-agg") == {"nats://nats-0:4222"})
+    seconds_until("the PodCliqueSet", lambda: nats_server(cp, namespace, "vllm-agg") == {"nats://nats-0:4222"})
     out = []
     for i in range(1, runs + 1):
         time.sleep(2)  # past the reconcile the previous change caused
         address = f"nats://nats-{i}:4222"
         apply(cp, operator_config(address), ENVIRONMENT_CONFIGS)
-        out.append(until(f"NATS_SERVER {address}", lambda a=address: nats_server(cp, namespace, "vllm-agg") == {a}))
+        out.append(
+            seconds_until(f"NATS_SERVER {address}", lambda a=address: nats_server(cp, namespace, "vllm-agg") == {a})
+        )
     return out
 
 
@@ -128,7 +127,7 @@ def bench_pvc(cp: ControlPlane, runs: int) -> list[float]:
         dgd = pvc_graph(namespace)
         cp.client.create(resource_path("nvidia.com", "v1alpha1", "dynamographdeployments", namespace), dgd)
         path = resource_path("nvidia.com", "v1beta1", "dynamographdeployments", namespace, "cached")
-        until("the DGD refusing to compose without its PVC", lambda p=path: not_synced(cp, p))
+        seconds_until("the DGD refusing to compose without its PVC", lambda p=path: not_synced(cp, p))
         time.sleep(2)
         pvc = {
             "apiVersion": "v1",
@@ -138,7 +137,7 @@ def bench_pvc(cp: ControlPlane, runs: int) -> list[float]:
         }
         cp.client.create(f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", pvc)
         pcs = resource_path("grove.io", "v1alpha1", "podcliquesets", namespace, "cached")
-        out.append(until("the PodCliqueSet after the PVC", lambda p=pcs: cp.client.get(p)))
+        out.append(seconds_until("the PodCliqueSet after the PVC", lambda p=pcs: cp.client.get(p)))
     return out
 
 

@@ -13,12 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.apiserver import ensure_namespace, resource_path, until
+from harness.apiserver import ensure_namespace, resource_path
 from harness.composites import apply_example
 from harness.controller_play import clique_replicas
 from harness.controlplane import APIError, ControlPlane, start_process, wait_for
 from harness.crossplane_core import Crossplane
 from harness.pki import issue
+from harness.poll import until
 
 HERE = Path(__file__).resolve().parent
 METRICS_NAMESPACE = "metrics-play"

@@ -13,10 +13,11 @@ import yaml
 from fixtures.corpus import CHECKPOINT_EXAMPLE
 from fixtures.rendering import CHECKPOINT_GATE
 from fixtures.tooling import require_shared
-from harness.apiserver import install_crd, until
+from harness.apiserver import install_crd
 from harness.composites import composed_kinds, create_claim, example_namespace, listed, manifest_path, nudge, xr_of
 from harness.controller_play import play_job_pod, write_status
 from harness.crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
+from harness.poll import until
 
 DONE = "2026-12-01T10:04:10Z"
 CAPTURED = "Checkpoint captured and verified"

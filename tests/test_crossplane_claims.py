@@ -37,6 +37,7 @@ from harness.composites import (
 )
 from harness.controlplane import APIError, ControlPlane, start_control_plane
 from harness.crossplane_core import CLAIMS_CONFIGURATION, Crossplane, checkpoint_gate_on, start_crossplane
+from harness.poll import until
 from harness.providers import install_providers
 
 
@@ -130,10 +131,12 @@ def test_each_kind_lives_and_dies_as_a_claim(kind: str, claims_crossplane: Cross
         )
     cp.client.delete(manifest_path(claim))
     gone = [manifest_path(claim), cluster_xr_path({**xr, "name": xr["metadata"]["name"]}), *composed]
-    deadline = time.monotonic() + SYNC_SECONDS
-    while (left := [p for p in gone if _exists(cp, p)]) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not left, f"still there {SYNC_SECONDS:.0f}s after the claim was deleted: {left}"
+
+    def left() -> list[str]:
+        return [p for p in gone if _exists(cp, p)]
+
+    until("the claim, its XR and what it composed deleted", lambda: not left(), SYNC_SECONDS,
+          where=lambda: f"still there: {left()}")  # fmt: skip
 
 
 def test_lifecycles_cover_every_kind() -> None:

@@ -18,11 +18,12 @@ from functions.api.upstream_operator import OPERATOR_FINALIZER
 from functions.contract import StepRequest
 from functions.kinds.graph.graph_render_step import render_graph_deployment
 from functions.kube.labels import RESTART_AT
-from harness.apiserver import ensure_namespace, resource_path, until
+from harness.apiserver import ensure_namespace, resource_path
 from harness.composites import apply_example, manifest_path, resource_refs, xr_of
 from harness.controller_play import COMPONENT_LABEL, clique_replicas, play_deployments
 from harness.controlplane import APIError, ControlPlane
 from harness.crossplane_core import Crossplane
+from harness.poll import until
 
 REPO = Path(__file__).resolve().parents[1]
 SECONDS = 90.0

@@ -38,11 +38,12 @@ from fixtures.upstream_golden import HARNESS_OPERATOR_VERSION, NAMESPACE, render
 from functions.kube.backends import ORIGIN_VERSION_ANNOTATION
 from functions.tooling.kubectl import resource_of
 from functions.tooling.migration import CRDS, OPERATOR_FINALIZER
-from harness.apiserver import ensure_namespace, until
+from harness.apiserver import ensure_namespace
 from harness.cli import kubectl, migrate
 from harness.composites import without_crossplane_metadata
 from harness.controlplane import ControlPlane, require_kubectl, start_control_plane
 from harness.crossplane_core import CONFIGURATION, install_target_crds, start_crossplane
+from harness.poll import until
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = ("dgd/grove", "dgd/components")

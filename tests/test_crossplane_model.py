@@ -10,10 +10,11 @@ from typing import Any
 
 from fixtures.tooling import REPO
 from functions.kube.labels import model_hash
-from harness.apiserver import ensure_namespace, until
+from harness.apiserver import ensure_namespace
 from harness.composites import create_claim, example_namespace, listed, manifest_path, nudge
 from harness.controller_play import play_job_pod
 from harness.crossplane_core import Crossplane
+from harness.poll import until
 
 BASE = REPO / "examples" / "model" / "qwen3-base.yaml"
 LORA = REPO / "examples" / "model" / "qwen3-lora.yaml"

@@ -11,7 +11,6 @@ composes Objects only, and becomes Ready from what they observed.
 from __future__ import annotations
 
 import copy
-import time
 from typing import Any
 
 import pytest
@@ -22,10 +21,11 @@ from fixtures.tooling import REPO
 from functions.tooling.manifests import find_composition, load_documents
 from functions.tooling.pipeline import render
 from functions.tooling.render import admitted_xr
-from harness.apiserver import ensure_namespace, until
+from harness.apiserver import ensure_namespace
 from harness.composites import Plurals, create_claim, manifest_path, nudge
 from harness.controller_play import write_status
 from harness.crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
+from harness.poll import until
 from harness.providers import READY, install_providers, play_providers, write_kubeconfig_secret
 
 SECONDS = 120.0
@@ -130,10 +130,8 @@ def test_a_dgd_placed_on_a_platform_composes_objects_and_is_ready_from_what_they
         status = cp.client.get(manifest_path(dgd)).get("status") or {}
         return status.get("state") == "successful"
 
-    deadline = time.monotonic() + SECONDS
-    while not play_kubernetes_provider():
-        assert time.monotonic() < deadline, cp.client.get(manifest_path(dgd)).get("status")
-        time.sleep(1)
+    until("the placed graph successful", play_kubernetes_provider, SECONDS, every=1,
+          where=lambda: f"its status: {cp.client.get(manifest_path(dgd)).get('status')}")  # fmt: skip
     status = cp.client.get(manifest_path(dgd))["status"]
     assert status["components"]["VllmWorker"]["readyReplicas"] == 2
     kinds = {o["spec"]["forProvider"]["manifest"]["kind"] for o in cp.client.get(objects_path)["items"]}

@@ -13,6 +13,7 @@ which ``test_rbac`` does).
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from typing import Any
 
@@ -25,7 +26,7 @@ from fixtures.rendering import CHECKPOINT_GATE, preview
 from fixtures.tooling import REPO, require_shared
 from functions.kinds.request.profiling_job import PROFILING_RULES
 from functions.tooling.manifests import load_documents
-from harness.apiserver import ensure_namespace, install_crd, resource_path, until
+from harness.apiserver import ensure_namespace, install_crd, resource_path
 from harness.composites import (
     api_plurals,
     composed_kinds,
@@ -39,6 +40,7 @@ from harness.controller_play import play_job_pod
 from harness.controlplane import APIError, ControlPlane
 from harness.crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
 from harness.crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, audit_events, impersonating, service_account_user
+from harness.poll import until
 
 MESH_EXAMPLES = (
     example_claim("vllm-agg"),
@@ -67,10 +69,8 @@ def reconciled(crossplane: Crossplane) -> list[dict[str, Any]]:
     try:
         for path in MESH_EXAMPLES:
             claim = create_claim(cp, path, example_namespace(path, "rbac-mesh-"))
-            deadline = time.monotonic() + SECONDS
-            while not _xr_with_mesh(cp, claim):
-                assert time.monotonic() < deadline, f"{path.name}: no Istio object composed under the mesh platform"
-                time.sleep(0.5)
+            mesh = functools.partial(_xr_with_mesh, cp, claim)
+            until(f"{path.name}: an Istio object composed under the mesh platform", mesh, SECONDS)
         time.sleep(2)  # the Istio objects' own applies, and a reconcile after them
     finally:
         cp.client.delete(f"{ENVIRONMENT_CONFIGS}/{MESH_PLATFORM['metadata']['name']}")

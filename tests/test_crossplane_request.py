@@ -13,11 +13,11 @@ from typing import Any
 import yaml
 
 from fixtures.profiling_play import final_config, job_running, job_succeeded, running_output, success_output
-from harness.apiserver import until
 from harness.composites import composed_kinds, create_claim, example_namespace, listed, manifest_path, nudge, xr_of
 from harness.controller_play import play_deployments, write_status
 from harness.controlplane import APIError
 from harness.crossplane_core import Crossplane
+from harness.poll import until
 
 REPO = Path(__file__).resolve().parents[1]
 REQUEST = REPO / "examples" / "dgdr" / "vllm-sla.yaml"

@@ -10,7 +10,6 @@ files, and a ready scenario must reach ``Ready=True`` and ``state: successful``.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import yaml
 from fixtures.corpus import example_claim
 from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
 from functions.tooling.pipeline import render
-from harness.apiserver import SETTLE_SECONDS, ensure_namespace, resource_path, until
+from harness.apiserver import ensure_namespace, resource_path
 from harness.controller_play import (
     STATUS,
     play_deployments,
@@ -28,6 +27,7 @@ from harness.controller_play import (
     played_statuses,
 )
 from harness.crossplane_core import Crossplane
+from harness.poll import SETTLE_SECONDS, until
 
 REPO = Path(__file__).resolve().parents[1]
 # Scenarios whose state a test can reach by playing controllers (no xr-overlay: the others need an XR
@@ -92,15 +92,14 @@ def test_a_status_scenario_on_a_real_crossplane_reports_what_the_preview_derives
         )
         play_deployments(cp, namespace, statuses=played_statuses(scenario))
     want = comparable(expected_status(scenario))
-    deadline = time.monotonic() + SETTLE_SECONDS
     got: dict[str, Any] = {}
-    while time.monotonic() < deadline:
+
+    def settled() -> bool:
+        nonlocal got
         got = comparable(cp.client.get(claim_path).get("status") or {})
-        if got == want:
-            break
-        time.sleep(1)
-    assert got == want, (
-        f"claim status after {SETTLE_SECONDS:.0f}s:\n{yaml.safe_dump(got)}\nin-process:\n{yaml.safe_dump(want)}"
-    )
+        return got == want
+
+    until("the claim's status as rendered in-process", settled, SETTLE_SECONDS, every=1,
+          where=lambda: f"claim status:\n{yaml.safe_dump(got)}\nin-process:\n{yaml.safe_dump(want)}")  # fmt: skip
     if scenario.endswith("-ready"):
         assert got["state"] == "successful" and got["conditions"]["Ready"][0] == "True"

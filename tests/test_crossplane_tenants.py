@@ -21,10 +21,11 @@ import pytest
 from fixtures.platform import EXAMPLES, kubeconfig
 from fixtures.tooling import REPO
 from functions.tooling.manifests import load_documents
-from harness.apiserver import ensure_namespace, until
+from harness.apiserver import ensure_namespace
 from harness.composites import create_claim, manifest_path, resource_refs, xr_of
 from harness.controlplane import ControlPlane, require_kubectl
 from harness.crossplane_core import ENVIRONMENT_CONFIGS, Crossplane, apply
+from harness.poll import until
 from harness.providers import install_providers, play_providers
 
 Obj = dict[str, Any]

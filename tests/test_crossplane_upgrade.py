@@ -36,7 +36,7 @@ from fixtures.corpus import LIFECYCLES
 from fixtures.rendering import preview
 from fixtures.tooling import _missing, shared_dir
 from functions.tooling.migration import spec_differences
-from harness.apiserver import ensure_namespace, resource_path, until
+from harness.apiserver import ensure_namespace, resource_path
 from harness.apiserver import plural as plural_of
 from harness.composites import manifest_path, object_path, resource_refs, wait_synced
 from harness.controlplane import Client, ControlPlane, free_port, start_control_plane, start_process, wait_for
@@ -53,6 +53,7 @@ from harness.crossplane_core import (
     require_tools,
     start_crossplane,
 )
+from harness.poll import until
 from harness.providers import install_providers
 
 REPO = Path(__file__).resolve().parents[1]

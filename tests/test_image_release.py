@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import tarfile
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ import pytest
 import yaml
 
 from fixtures.tooling import _missing, _tools_env, project_version, require_crank
+from harness.poll import until
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("function-dynamo", "function-dynamo-configuration", "function-dynamo-claims")
@@ -47,12 +47,16 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with (run / "registry.log").open("wb") as log:
         proc = subprocess.Popen([binary, "--address", "127.0.0.1:0", "--port-file", str(port_file)],
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+
+    def port() -> str:
+        return port_file.read_text().strip() if port_file.is_file() else ""
+
+    def exited() -> str | None:
+        return None if proc.poll() is None else f"the registry exited with {proc.returncode}"
+
     try:
-        deadline = time.monotonic() + 30
-        while not (port_file.is_file() and port_file.read_text().strip()):
-            assert proc.poll() is None and time.monotonic() < deadline, (run / "registry.log").read_text()
-            time.sleep(0.1)
-        yield f"127.0.0.1:{port_file.read_text().strip()}"
+        until("the registry's port file", port, 30, every=0.1, stop=exited, where=(run / "registry.log").read_text)
+        yield f"127.0.0.1:{port()}"
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)

@@ -187,6 +187,7 @@ def test_the_server_builds_every_model_before_its_first_request() -> None:
 TESTS = REPO / "tests"
 # Each module of tests/harness and its layer: it imports harness modules of its own layer or below, and fixtures.
 HARNESS_LAYERS = {
+    "poll": 0,
     "pki": 1,
     "controlplane": 2,
     "apiserver": 3,
@@ -282,3 +283,45 @@ def test_the_rules_see_every_form_of_import(tmp_path: Path) -> None:
     ]  # fmt: skip
     assert wrong_imports([probe], is_test_module) == [f"{probe}:1: test_crossplane_e2e", f"{probe}:2: test_gms"]
     assert wrong_imports([probe], is_harness) == [f"{probe}:4: harness.apiserver", f"{probe}:5: harness.controlplane"]
+
+
+# Loops that wait while they do more than poll, each with why it is not ``harness.poll.until``.
+OWN_LOOPS = {
+    "tests/harness/poll.py::until": "the one polling loop",
+    "tests/harness/bench_controllers.py::wait_settled": "waits for a count to stop changing; never fails",
+    "tests/harness/differential.py::settle": "waits for what the stacks store to stop changing; never fails",
+    "tests/harness/providers.py::play_providers": "plays the providers, noting which objects existed before which",
+    "tests/test_crossplane_lifecycle.py::test_a_new_restart_id_walks_the_components_one_by_one": (
+        "checks the restart's order at every look"
+    ),
+    "tests/test_crossplane_rbac.py::test_no_request_of_crossplane_was_refused": (
+        "stops early on a refusal no retry cures"
+    ),
+    "tests/test_crossplane_upgrade.py::run": "a thread sampling the composites during the upgrade",
+    "tests/test_quickstart.py::test_the_readme_quickstart_installs_crossplane_and_the_package_and_serves_the_example": (
+        "waits for the script while the nodes are played"
+    ),
+    "scripts/bench-cluster.py::run_round": "plays Grove as graphs compose; the round's seconds come from watch events",
+}
+
+
+def deadline_loops(path: Path) -> list[str]:
+    """``file::function`` for each function with a ``while`` loop that sleeps, in a function that reads the clock."""
+    found = []
+    for fn in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        calls = {ast.unparse(c.func) for c in ast.walk(fn) if isinstance(c, ast.Call)}
+        loops = [n for n in ast.walk(fn) if isinstance(n, ast.While)]
+        sleeps = any(ast.unparse(c.func) == "time.sleep" for n in loops for c in ast.walk(n) if isinstance(c, ast.Call))
+        if sleeps and "time.monotonic" in calls:
+            found.append(f"{path.relative_to(REPO)}::{fn.name}")
+    return found
+
+
+def test_the_tests_and_scripts_wait_through_one_helper() -> None:
+    """A loop that sleeps until a deadline is ``harness.poll.until`` (which says what it waited for and what it
+    last saw), unless it does more than wait and says why above."""
+    loops = {loop for p in python_files(TESTS, REPO / "scripts") for loop in deadline_loops(p)}
+    assert sorted(loops - set(OWN_LOOPS)) == [], "use harness.poll.until, or list the loop in OWN_LOOPS with why"
+    assert sorted(set(OWN_LOOPS) - loops) == [], "OWN_LOOPS lists loops that are gone"

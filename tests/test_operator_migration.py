@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from functions.tooling.migration import CRDS
-from harness.apiserver import ensure_namespace, resource_path, until
+from harness.apiserver import ensure_namespace, resource_path
 from harness.cli import kubectl, migrate
 from harness.controller_play import play_deployments, play_grove
 from harness.controlplane import APIError, ControlPlane, require_kubectl, start_control_plane
@@ -42,6 +42,7 @@ from harness.operator_stack import (
     stop_operator,
     uninstall_operator,
 )
+from harness.poll import until
 
 REPO = Path(__file__).resolve().parents[1]
 NAMESPACE = "moving"
@@ -83,16 +84,16 @@ def until_ready(cp: ControlPlane, name: str, owner: str) -> None:
         play_deployments(cp, NAMESPACE)
         return ready(_dgd(cp, name))
 
-    try:
-        until(f"{name} Ready under {owner}", probe, SECONDS)
-    except AssertionError as err:
+    def where() -> str:
         conditions = (_dgd(cp, name).get("status") or {}).get("conditions")
         dcds = cp.client.get(resource_path("nvidia.com", "v1beta1", "dynamocomponentdeployments", NAMESPACE))["items"]
         nested = {
             d["metadata"]["name"]: (d["metadata"].get("generation"), (d.get("status") or {}).get("conditions"))
             for d in dcds
         }
-        raise AssertionError(f"{err}; its conditions: {conditions}; its component deployments: {nested}") from None
+        return f"its conditions: {conditions}; its component deployments: {nested}"
+
+    until(f"{name} Ready under {owner}", probe, SECONDS, where=where)
 
 
 def v1beta1_claim(scenario: str) -> Obj:

@@ -17,11 +17,12 @@ from typing import Any
 import yaml
 
 from functions.tooling.migration import portable_manifest
-from harness.apiserver import ensure_namespace, resource_path, until
+from harness.apiserver import ensure_namespace, resource_path
 from harness.cli import migrate
 from harness.controlplane import require_kubectl
 from harness.differential import platform_config
 from harness.operator_stack import OperatorStack
+from harness.poll import until
 
 REPO = Path(__file__).resolve().parents[1]
 NAMESPACE = "previewing"

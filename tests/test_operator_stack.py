@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from functions.tooling.manifests import load_documents
-from harness.apiserver import ensure_namespace, resource_path, until
+from harness.apiserver import ensure_namespace, resource_path
 from harness.controlplane import APIError
 from harness.operator_stack import (
     CRD_VERSION_ANNOTATION,
@@ -26,6 +26,7 @@ from harness.operator_stack import (
     manager_command,
     with_url,
 )
+from harness.poll import until
 
 REPO = Path(__file__).resolve().parents[1]
 Obj = dict[str, Any]

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from functions.kinds.request.profiling_copier import COPIER_SCRIPT
+from harness.poll import until
 
 TIMEOUT = 30  # seconds; a hanging script fails the test instead of blocking the run
 
@@ -218,15 +219,15 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, str]:
 
 
 def wait_until(condition: Callable[[], bool], what: str, proc: subprocess.Popen[str], timeout: float = 15) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if proc.poll() is not None and not condition():
-            pytest.fail(
-                f"the copier exited ({proc.returncode}) before {what}: {proc.stderr.read() if proc.stderr else ''}"
-            )
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.01)
+    """Until ``condition()``; a failure naming ``what`` when the copier exits first (with its stderr), or after
+    ``timeout``."""
+
+    def exited() -> str | None:
+        if proc.poll() is None or condition():
+            return None
+        return f"the copier exited ({proc.returncode}) first: {proc.stderr.read() if proc.stderr else ''}"
+
+    until(what, condition, timeout, every=0.01, stop=exited)
 
 
 def applied_texts(sb: Sandbox) -> list[str]:

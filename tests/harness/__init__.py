@@ -3,6 +3,7 @@
 Layers, bottom up; a module imports harness modules of its own layer or below, and ``fixtures``, never a test
 module (``tests/test_layers.py`` holds it, ``docs/testing.md`` draws it):
 
+0. ``poll``: the one way to wait (``until``), which every other module and test waits through.
 1. ``pki``: certificates (openssl).
 2. ``controlplane``: etcd, kube-apiserver and kube-controller-manager on 127.0.0.1, their processes, an HTTPS client.
 3. ``apiserver``: CRDs and objects on that API server.

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import copy
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from fixtures.tooling import REPO
 from functions.tooling.admit_manifest import crds_by_kind
 from functions.tooling.manifests import load_documents
 from functions.tooling.validation import derive_crds
 from harness.controlplane import APIError, Client
+from harness.poll import Timeout, until
 
-SETTLE_SECONDS = 90.0  # how long a real-stack test waits for the cluster to reach what it expects
-POLL_SECONDS = 0.5
-_T = TypeVar("_T")
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 ESTABLISH_SECONDS = 60.0
 
@@ -98,22 +94,28 @@ def install_crd(client: Client, crd: dict[str, Any]) -> Installed:
     except APIError as err:
         if err.code != 409:
             return Installed(name, False, str(err.status.get("message", err)))
-    deadline = time.monotonic() + ESTABLISH_SECONDS
     spec = crd["spec"]
     version = next(v["name"] for v in spec["versions"] if v.get("served", True))
-    while True:
+    got: dict[str, Any] = {}
+
+    def served() -> bool:
+        nonlocal got
         got = client.get(f"{CRDS}/{name}")
         established = _condition(got, "Established")
-        if established and established.get("status") == "True":
-            try:
-                client.get(resource_path(spec["group"], version, spec["names"]["plural"]))
-                return Installed(name, True)
-            except APIError:
-                pass
-        if time.monotonic() > deadline:
-            conditions = (got.get("status") or {}).get("conditions")
-            return Installed(name, False, f"not Established after {ESTABLISH_SECONDS:.0f}s: {conditions}")
-        time.sleep(0.2)
+        if not established or established.get("status") != "True":
+            return False
+        try:
+            client.get(resource_path(spec["group"], version, spec["names"]["plural"]))
+        except APIError:
+            return False
+        return True
+
+    try:
+        until(f"{name} Established and served", served, ESTABLISH_SECONDS, every=0.2)
+    except Timeout:
+        conditions = (got.get("status") or {}).get("conditions")
+        return Installed(name, False, f"not Established after {ESTABLISH_SECONDS:.0f}s: {conditions}")
+    return Installed(name, True)
 
 
 def ensure_namespace(client: Client, name: str) -> None:
@@ -122,23 +124,3 @@ def ensure_namespace(client: Client, name: str) -> None:
     except APIError as err:
         if err.code != 409:
             raise
-
-
-def until(what: str, probe: Callable[[], _T], seconds: float = SETTLE_SECONDS) -> _T:
-    """``probe()``'s first truthy value, asked every half second; a 404 from the API server counts as not there
-    yet. AssertionError naming ``what`` and the last value seen after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    last: Any = None
-    while True:
-        try:
-            last = probe()
-        except APIError as err:
-            if err.code != 404:
-                raise
-            last = None
-        if last:
-            return last
-        if time.monotonic() > deadline:
-            shown = repr(last)
-            raise AssertionError(f"{what}: not so after {seconds:.0f}s (last seen: {shown[:300]})")
-        time.sleep(POLL_SECONDS)

@@ -18,9 +18,10 @@ import yaml
 
 from fixtures.corpus import example_claim
 from fixtures.tooling import REPO
-from harness.apiserver import ensure_namespace, plural, resource_path, served_resources, until
+from harness.apiserver import ensure_namespace, plural, resource_path, served_resources
 from harness.controlplane import APIError, ControlPlane
 from harness.crossplane_core import Crossplane
+from harness.poll import until
 
 SYNC_SECONDS = 90.0
 
@@ -150,49 +151,46 @@ def _all_exist(xp: Crossplane, refs: list[dict[str, Any]], discovered: Plurals) 
 
 
 def wait_composed(xp: Crossplane, xr_path: str, want: int, discovered: Plurals, deadline: float) -> dict[str, Any]:
-    """The XR at ``xr_path`` once Synced with ``want`` composed resources that all exist."""
+    """The XR at ``xr_path`` once Synced with ``want`` composed resources that all exist, by ``deadline`` (of
+    ``time.monotonic()``: a claim's nested composites share its time)."""
     xr: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        try:
-            xr = xp.cp.client.get(xr_path)
-        except APIError as err:
-            if err.code != 404:
-                raise
-            time.sleep(0.5)
-            continue
+
+    def composed() -> dict[str, Any] | None:
+        nonlocal xr
+        xr = xp.cp.client.get(xr_path)
         refs = resource_refs(xr)
         synced = conditions_of(xr).get("Synced", {}).get("status") == "True"
-        if synced and len(refs) >= want and _all_exist(xp, refs, discovered):
-            return xr
-        time.sleep(0.5)
-    raise AssertionError(
-        f"{xr_path} not Synced with {want} composed resources after {SYNC_SECONDS:.0f}s: conditions "
-        f"{conditions_of(xr)}, refs {resource_refs(xr)}; {xp.where()}"
+        return xr if synced and len(refs) >= want and _all_exist(xp, refs, discovered) else None
+
+    return until(
+        f"{xr_path} Synced with {want} composed resources",
+        composed,
+        max(0.0, deadline - time.monotonic()),
+        where=lambda: f"conditions {conditions_of(xr)}, refs {resource_refs(xr)}; {xp.where()}",
     )
 
 
 def wait_synced(xp: Crossplane, claim: dict[str, Any], want: int, discovered: Plurals) -> dict[str, Any]:
     """The applied object's XR once it is Synced=True and the XR's ``want`` composed resources all exist (a
     namespaced XR is its own; a claim, once Synced, names its XR)."""
-    client = xp.cp.client
-    meta = claim["metadata"]
     path = manifest_path(claim)
     deadline = time.monotonic() + SYNC_SECONDS
     got: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        got = client.get(path)
-        ref = (got.get("spec") or {}).get("resourceRef")
-        if (got.get("spec") or {}).get("crossplane") is not None:
-            return wait_composed(xp, path, want, discovered, deadline)
+
+    def xr_path() -> str | None:
+        nonlocal got
+        got = xp.cp.client.get(path)
+        spec = got.get("spec") or {}
+        if spec.get("crossplane") is not None:
+            return path
+        ref = spec.get("resourceRef")
         if ref and conditions_of(got).get("Synced", {}).get("status") == "True":
-            xr_path = resource_path(
-                "nvidia.com", ref["apiVersion"].split("/")[1], plural(ref["kind"]), None, ref["name"]
-            )
-            return wait_composed(xp, xr_path, want, discovered, deadline)
-        time.sleep(0.5)
-    raise AssertionError(
-        f"{claim['kind']}/{meta['name']} not Synced after {SYNC_SECONDS:.0f}s: {conditions_of(got)}; {xp.where()}"
-    )
+            return resource_path("nvidia.com", ref["apiVersion"].split("/")[1], plural(ref["kind"]), None, ref["name"])
+        return None
+
+    what = f"{claim['kind']}/{claim['metadata']['name']} Synced"
+    found = until(what, xr_path, SYNC_SECONDS, where=lambda: f"{conditions_of(got)}; {xp.where()}")
+    return wait_composed(xp, found, want, discovered, deadline)
 
 
 def composed_differences(

@@ -13,11 +13,12 @@ import shutil
 import signal
 import subprocess
 import tarfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
+
+from harness.poll import until
 
 CERTS_IN_CONTAINER = "/tls/server"
 IMAGE_USER = 65532  # the image's non-root user (scripts/image/rootfs.py), who must be able to read the certs
@@ -139,17 +140,16 @@ def running(bundle: Path, spec: dict[str, Any], name: str) -> Iterator[Running]:
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
     pid = 0
+
+    def started() -> int:
+        found = _runtime(state, "state", name, check=False)
+        return int(json.loads(found.stdout).get("pid") or 0) if found.returncode == 0 else 0
+
+    def exited() -> str | None:
+        return None if proc.poll() is None else f"{RUNTIME} exited with {proc.returncode}"
+
     try:
-        deadline = time.monotonic() + 20
-        while not pid:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{RUNTIME} exited with {proc.returncode}: {log.read_text()}")
-            found = _runtime(state, "state", name, check=False)
-            if found.returncode == 0:
-                pid = int(json.loads(found.stdout).get("pid") or 0)
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the container did not start: {log.read_text()}")
-            time.sleep(0.1)
+        pid = until("the container started", started, 20, every=0.1, stop=exited, where=log.read_text)
         yield Running(name, pid, log)
     finally:
         _runtime(state, "kill", name, "TERM", check=False)

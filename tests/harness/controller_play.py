@@ -14,8 +14,9 @@ from typing import Any
 
 from fixtures.tooling import REPO
 from functions.tooling.manifests import load_documents
-from harness.apiserver import resource_path, until
+from harness.apiserver import resource_path
 from harness.controlplane import APIError, ControlPlane
+from harness.poll import until
 
 STATUS = REPO / "tests" / "scenarios" / "status"
 COMPONENT_LABEL = "nvidia.com/dynamo-component"

@@ -28,6 +28,7 @@ from typing import Any
 
 from fixtures.tooling import _missing, cache_dir
 from harness.pki import issue, make_ca, openssl
+from harness.poll import NotYet, until
 
 INSTALL = "scripts/install-control-plane.sh"
 READY_SECONDS = 60.0
@@ -45,6 +46,10 @@ class APIError(RuntimeError):
     @property
     def causes(self) -> list[dict[str, Any]]:
         return list(((self.status.get("details") or {}).get("causes")) or [])
+
+
+class NotFound(APIError, NotYet):
+    """A 404: for ``poll.until``, an object not there yet."""
 
 
 def control_plane_env() -> dict[str, str]:
@@ -139,7 +144,7 @@ class Client:
                 status = json.loads(body_bytes)
             except ValueError:
                 status = {"message": body_bytes.decode(errors="replace")}
-            raise APIError(rsp.status, status, f"{method} {path}")
+            raise (NotFound if rsp.status == 404 else APIError)(rsp.status, status, f"{method} {path}")
         if raw:
             return body_bytes.decode(errors="replace")
         return json.loads(body_bytes) if body_bytes else None
@@ -249,19 +254,23 @@ def restart_process(cp: ControlPlane, name: str) -> None:
     cp.pids[name] = proc.pid
 
 
-def wait_for(cp: ControlPlane, name: str, ready: Any, seconds: float = READY_SECONDS) -> None:
-    """Poll ``ready()`` until true; fail naming the log if the process exits or ``seconds`` pass."""
-    deadline = time.monotonic() + seconds
+def wait_for(cp: ControlPlane, name: str, ready: Callable[[], Any], seconds: float = READY_SECONDS) -> None:
+    """Until ``ready()`` is true (an error counts as not yet); ``poll.Timeout`` naming the log if the process
+    ``name`` exits or ``seconds`` pass."""
     proc = next(p for p in cp.procs if p.pid == cp.pids[name])
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{name} exited with {proc.returncode}; see {cp.logs[name]}")
-        with contextlib.suppress(Exception):
-            if ready():
-                return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{name} not ready after {seconds:.0f}s; see {cp.logs[name]}")
-        time.sleep(0.2)
+
+    def exited() -> str | None:
+        return None if proc.poll() is None else f"{name} exited with {proc.returncode}"
+
+    until(
+        f"{name} ready",
+        ready,
+        seconds,
+        every=0.2,
+        tolerate=(Exception,),
+        stop=exited,
+        where=lambda: f"see {cp.logs[name]}",
+    )
 
 
 def _kubeconfig(path: Path, server: str, pki: Path) -> None:

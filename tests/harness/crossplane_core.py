@@ -46,6 +46,7 @@ from harness.controlplane import APIError, ControlPlane, free_port, start_proces
 from harness.crossplane_rbac import CROSSPLANE_SA, RBAC_MANAGER_SA, install_chart_rbac, service_account_kubeconfig
 from harness.packages import built_packages
 from harness.pki import issue
+from harness.poll import until
 
 NAMESPACE = "crossplane-system"
 PACKAGE_PREFIX = "ghcr.io/function-dynamo/"
@@ -232,13 +233,18 @@ def play_revision(cp: ControlPlane, revision: dict[str, Any], address: str) -> b
 
 
 def _wait_installed(cp: ControlPlane, address: str, configuration_name: str) -> None:
-    deadline = time.monotonic() + INSTALL_SECONDS
-    while True:
+    """Until the Configuration and the Function are Healthy and every XRD established, the package runtime played
+    at each look."""
+    seen: dict[str, Any] = {}
+
+    def installed() -> bool:
         runtime_ready = _play_runtime(cp, address)
-        configuration = cp.client.get(f"{PKG}/configurations/{configuration_name}")
-        function = _function(cp)
-        xrds = cp.client.get("/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions").get("items", [])
-        ok = (
+        seen["configuration"] = configuration = cp.client.get(f"{PKG}/configurations/{configuration_name}")
+        seen["function"] = function = _function(cp)
+        seen["xrds"] = xrds = cp.client.get("/apis/apiextensions.crossplane.io/v1/compositeresourcedefinitions").get(
+            "items", []
+        )
+        return (
             runtime_ready
             and _conditions(configuration).get("Healthy") == "True"
             and _conditions(configuration).get("Installed") == "True"
@@ -247,15 +253,16 @@ def _wait_installed(cp: ControlPlane, address: str, configuration_name: str) -> 
             and len(xrds) >= 3
             and all(_established(x) for x in xrds)
         )
-        if ok:
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(
-                f"the packages were not installed after {INSTALL_SECONDS:.0f}s: configuration "
-                f"{_conditions(configuration)}, function {function and _conditions(function)}, XRDs "
-                f"{ {x['metadata']['name']: _conditions(x) for x in xrds} }; {cp.where()}"
-            )
-        time.sleep(0.5)
+
+    def where() -> str:
+        configuration, function = seen.get("configuration") or {}, seen.get("function")
+        xrds = {x["metadata"]["name"]: _conditions(x) for x in seen.get("xrds") or []}
+        return (
+            f"configuration {_conditions(configuration)}, function {function and _conditions(function)}, XRDs {xrds}; "
+            f"{cp.where()}"
+        )
+
+    until("the packages installed", installed, INSTALL_SECONDS, where=where)
 
 
 def _established(xrd: dict[str, Any]) -> bool:

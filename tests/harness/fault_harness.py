@@ -64,6 +64,7 @@ from harness.crossplane_core import Crossplane, _active_revision, play_revision,
 from harness.fault_proxy import SIGNALS
 from harness.operator_stack import PROCESS as OPERATOR_PROCESS
 from harness.operator_stack import OperatorStack, rerun_operator, stop_operator
+from harness.poll import until
 
 EXAMPLE = REPO / "examples" / "dgd" / "vllm-agg.yaml"
 CLIQUES = REPO / "tests" / "scenarios" / "status" / "vllm-agg-ready" / "required.yaml"
@@ -152,21 +153,20 @@ def make_ready(
     """Grove played for each graph once its PodCliqueSet exists, until ``done`` (Ready and Synced) for every graph."""
     cliques = [d for d in yaml.safe_load_all(CLIQUES.read_text()) if d]
     played: set[str] = set()
-    deadline = time.monotonic() + seconds
-    while True:
+    late: list[str] = []
+
+    def all_done() -> bool:
         graphs = {g["metadata"]["name"]: g for g in cp.client.get(dgd_collection(namespace))["items"]}
-        if all(done(graphs.get(n) or {}) for n in names):
-            return
+        late[:] = sorted(n for n in names if not done(graphs.get(n) or {}))
+        if not late:
+            return True
         pcs = cp.client.get(resource_path("grove.io", "v1alpha1", "podcliquesets", namespace))["items"]
         for name in sorted({p["metadata"]["name"] for p in pcs} & set(names) - played):
             play_grove(cp, namespace, name, cliques)
             played.add(name)
-        if time.monotonic() > deadline:
-            late = sorted(n for n in names if not done(graphs.get(n) or {}))
-            raise AssertionError(
-                f"{len(late)} graph(s) not {done.__name__} after {seconds:.0f}s: {late[:5]}; {cp.where()}"
-            )
-        time.sleep(0.5)
+        return False
+
+    until(f"every graph {done.__name__}", all_done, seconds, where=lambda: f"{len(late)} not: {late[:5]}; {cp.where()}")
 
 
 # --- what must not change -----------------------------------------------------------------------------------------
@@ -314,14 +314,12 @@ def start_function_again(crossplane: Crossplane) -> None:
 
 def point_function_at(cp: ControlPlane, address: str) -> None:
     """The Active FunctionRevision's endpoint set to ``address``, as the package runtime would."""
-    deadline = time.monotonic() + 30
-    while True:
+
+    def pointed() -> bool:
         revision = _active_revision(cp)
-        if revision is not None and play_revision(cp, revision, address):
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the FunctionRevision's endpoint is not {address} after 30s; {cp.where()}")
-        time.sleep(0.3)
+        return revision is not None and play_revision(cp, revision, address)
+
+    until(f"the FunctionRevision's endpoint {address}", pointed, 30, every=0.3, where=cp.where)
 
 
 def start_proxy(crossplane: Crossplane) -> str:
@@ -538,13 +536,18 @@ def _break_operator(stack: OperatorStack, fault: str, namespace: str, names: lis
 def _wait_recovered(
     cp: ControlPlane, namespace: str, names: list[str], seconds: float, done: Callable[[Obj], bool] = ready_and_synced
 ) -> float:
-    """When every graph was read ``done`` (Ready and Synced) again; AssertionError after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while True:
-        with contextlib.suppress(OSError, APIError):
-            graphs = {g["metadata"]["name"]: g for g in cp.client.get(dgd_collection(namespace))["items"]}
-            if all(done(graphs.get(n) or {}) for n in names):
-                return time.monotonic()
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the graphs were not {done.__name__} {seconds:.0f}s after; {cp.where()}")
-        time.sleep(0.25)
+    """When every graph was read ``done`` (Ready and Synced) again; ``poll.Timeout`` after ``seconds``."""
+
+    def all_done() -> bool:
+        graphs = {g["metadata"]["name"]: g for g in cp.client.get(dgd_collection(namespace))["items"]}
+        return all(done(graphs.get(n) or {}) for n in names)
+
+    until(
+        f"every graph {done.__name__} again",
+        all_done,
+        seconds,
+        every=0.25,
+        tolerate=(OSError, APIError),
+        where=cp.where,
+    )
+    return time.monotonic()

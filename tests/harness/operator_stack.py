@@ -42,7 +42,7 @@ from typing import Any
 import yaml
 
 from fixtures.tooling import CRD_SETS, _missing, _tools_env, shared_dir
-from harness.apiserver import collection_of, ensure_namespace, install_crd, resource_path, until
+from harness.apiserver import collection_of, ensure_namespace, install_crd, resource_path
 from harness.controlplane import (
     APIError,
     ControlPlane,
@@ -55,6 +55,7 @@ from harness.controlplane import (
 from harness.crossplane_core import apply, install_target_crds, port_open
 from harness.crossplane_rbac import service_account_kubeconfig
 from harness.pki import issue, make_ca
+from harness.poll import until
 
 RELEASE = "dynamo"
 NAMESPACE = "dynamo-system"

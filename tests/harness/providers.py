@@ -10,12 +10,13 @@ import time
 from typing import Any
 
 from fixtures.platform import PROVIDER_KINDS, kubeconfig, provider_crds
-from harness.apiserver import install_crd, resource_path, until
+from harness.apiserver import install_crd, resource_path
 from harness.composites import Plurals, api_plurals, manifest_path, nudge, resource_refs, xr_of
 from harness.controller_play import write_status
 from harness.controlplane import APIError, ControlPlane
 from harness.crossplane_core import Crossplane, apply
 from harness.crossplane_rbac import CROSSPLANE_SA, service_account_user
+from harness.poll import until
 
 PLAY_SECONDS = 120.0
 KUBECONFIG = kubeconfig("https://203.0.113.10")

@@ -7,12 +7,12 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import grpc
 
 from fixtures.tooling import REPO
+from harness.poll import until
 
 
 def free_port() -> int:
@@ -36,21 +36,22 @@ def serving(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
+
+    def ready() -> bool:
+        channel = grpc.secure_channel(address, ready_creds) if ready_creds else grpc.insecure_channel(address)
+        try:
+            grpc.channel_ready_future(channel).result(timeout=0.5)  # the wait between two looks
+            return True
+        finally:
+            channel.close()
+
+    def exited() -> str | None:
+        if proc.poll() is None:
+            return None
+        return f"the server exited with {proc.returncode}: {proc.stdout.read().decode() if proc.stdout else ''}"
+
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            if proc.poll() is not None:
-                out = proc.stdout.read().decode() if proc.stdout else ""
-                raise RuntimeError(f"server exited with {proc.returncode}: {out}")
-            channel = grpc.secure_channel(address, ready_creds) if ready_creds else grpc.insecure_channel(address)
-            try:
-                grpc.channel_ready_future(channel).result(timeout=0.5)
-                break
-            except grpc.FutureTimeoutError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"server on {address} did not become ready") from None
-            finally:
-                channel.close()
+        until(f"the server on {address} ready", ready, 20, every=0, tolerate=(grpc.FutureTimeoutError,), stop=exited)
         yield address
     finally:
         proc.terminate()

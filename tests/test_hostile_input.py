@@ -22,6 +22,7 @@ import yaml
 from click.testing import CliRunner
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from fixtures.mutations import with_value
 from fixtures.tooling import REPO
 from functions.tooling.input_bounds import (
     MAX_FILE_BYTES,
@@ -51,15 +52,6 @@ def nested(levels: int, leaf: Any = "x") -> Any:
     for i in range(levels):
         value = {f"k{i}": value}
     return value
-
-
-def with_value(doc: dict[str, Any], path: list[str | int], value: Any) -> dict[str, Any]:
-    out = copy.deepcopy(doc)
-    node = out
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-    return out
 
 
 def renamed_service(doc: dict[str, Any], old: str, new: str) -> dict[str, Any]:

@@ -7,12 +7,12 @@ package data are the committed XRDs'.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
 
 from fixtures.corpus import EXAMPLES, load_claim
+from fixtures.mutations import with_value
 from fixtures.tooling import REPO, require_shared, shared_dir
 from functions.api.graph import SpecError
 from functions.api.schema_check import check_value, check_xr_spec
@@ -38,12 +38,7 @@ V1BETA1 = _xr("vllm-agg.yaml")
 
 
 def _with(path: tuple[str | int, ...], value: Any, xr: dict[str, Any] = V1BETA1) -> dict[str, Any]:
-    out = copy.deepcopy(xr)
-    node = out
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-    return out
+    return with_value(xr, path, value)
 
 
 def _message(xr: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ Each package gets a control plane of its own, started the same way (the packages
 - ``upstream``: upstream's own CRDs (../shared/upstream/crds) and no controller at all: what the API server
   costs to store the same DGDs, the floor the packages are measured against;
 - ``operator``: the upstream Dynamo operator, built from source and run as its Helm chart runs it
-  (tests/operator_stack.py: root and ``unshare -m``), with its CRDs, webhooks and the composed APIs' CRDs its
+  (tests/harness/operator_stack.py: root and ``unshare -m``), with its CRDs, webhooks and the composed APIs' CRDs its
   stack installs (``--target-crds`` does not apply). For this example it creates the same six objects the package
   composes (the PodCliqueSet, the Services ``<graph>-frontend`` and ``<graph>-vllmworker``, the ServiceAccount,
   Role and RoleBinding ``<graph>-k8s-service-discovery``), found by their controller owner reference, the DGD,
@@ -34,7 +34,7 @@ Ready (not when its main loop, busy playing Grove for other graphs, next looks).
 API server spent: CPU seconds (its process's user + system time), requests served (``apiserver_request_total``) per
 graph, in all and by verb and resource, and its resident memory after the round; the controller side's CPU seconds
 and peak RSS over the round (Crossplane plus the function's server, or the operator's ``manager``: /proc's user +
-system time and ``VmHWM``, reset as the round starts; tests/bench_controllers.py), and Crossplane's reconciles per
+system time and ``VmHWM``, reset as the round starts; tests/harness/bench_controllers.py), and Crossplane's reconciles per
 graph, by controller (``controller_runtime_reconcile_total``). ``--crossplane-arg FLAG``
 (repeatable) passes a flag to ``crossplane core start``, to measure its poll and rate settings;
 ``FUNCTION_DYNAMO_PACKAGES`` names prebuilt packages (of another commit, for a before/after). ``--profile SECONDS``

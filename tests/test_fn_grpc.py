@@ -15,7 +15,7 @@ from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1bet
 from google.protobuf import json_format
 
 from fixtures.tooling import REPO
-from functions.contract import Result, StepResponse
+from functions.contract import READY_TTL_SECONDS, Result, StepResponse
 from functions.fn import apply_step_response, struct_to_dict
 from functions.tooling.manifests import claim_to_xr
 from harness.pki import issue, make_ca
@@ -57,7 +57,7 @@ def test_v1_renders_podcliqueset_and_frontend_service(address: str) -> None:
     with grpc.insecure_channel(address) as channel:
         rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(request(XR, INPUT), timeout=10)
     assert rsp.meta.tag == "tag-1"
-    assert rsp.meta.ttl.seconds == 60
+    assert rsp.meta.ttl.seconds == READY_TTL_SECONDS  # the render step leaves when to look again to the status step
     assert list(rsp.results) == []
     assert sorted(rsp.desired.resources) == [
         "discovery-role",

@@ -13,7 +13,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from fixtures.corpus import example_claim, load_claim, status_example_xr
 from fixtures.rendering import check_resource
 from fixtures.tooling import REPO, require_crds
-from functions.contract import StepRequest
+from functions.contract import READY_TTL_SECONDS, StepRequest
 from functions.fn import run, struct_to_dict
 from functions.kinds.component.component_step import component_deployment
 from functions.tooling.manifests import claim_to_xr, find_composition, load_documents
@@ -137,7 +137,7 @@ def test_ready_example_renders_a_ready_dgd(example: Path) -> None:
     assert (conds["Ready"]["status"], conds["Ready"]["reason"]) == ("True", "Available")
     assert recorder.readiness() and all(recorder.readiness().values())
     assert recorder.last.desired.composite.ready == fnv1.READY_TRUE
-    assert recorder.last.meta.ttl.seconds == 60
+    assert recorder.last.meta.ttl.seconds == READY_TTL_SECONDS  # a ready graph: the Composition's readyTTL
     assert "TopologyLevelsAvailable" not in conds
 
 

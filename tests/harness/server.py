@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import grpc
 
 from fixtures.tooling import REPO
+from harness.controlplane import stop_by_pid
 from harness.poll import until
 
 
@@ -54,8 +55,4 @@ def serving(
         until(f"the server on {address} ready", ready, 20, every=0, tolerate=(grpc.FutureTimeoutError,), stop=exited)
         yield address
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_by_pid(proc)

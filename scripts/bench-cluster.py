@@ -34,8 +34,8 @@ Ready (not when its main loop, busy playing Grove for other graphs, next looks).
 API server spent: CPU seconds (its process's user + system time), requests served (``apiserver_request_total``) per
 graph, in all and by verb and resource, and its resident memory after the round; the controller side's CPU seconds
 and peak RSS over the round (Crossplane plus the function's server, or the operator's ``manager``: /proc's user +
-system time and ``VmHWM``, reset as the round starts; tests/harness/bench_controllers.py), and Crossplane's reconciles per
-graph, by controller (``controller_runtime_reconcile_total``). ``--crossplane-arg FLAG``
+system time and ``VmHWM``, reset as the round starts; tests/harness/bench_controllers.py), and Crossplane's
+reconciles per graph, by controller (``controller_runtime_reconcile_total``). ``--crossplane-arg FLAG``
 (repeatable) passes a flag to ``crossplane core start``, to measure its poll and rate settings;
 ``FUNCTION_DYNAMO_PACKAGES`` names prebuilt packages (of another commit, for a before/after). ``--profile SECONDS``
 takes a CPU profile of kube-apiserver and of Crossplane (both serve pprof, on 127.0.0.1 only) during the last round
@@ -70,7 +70,7 @@ import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -409,6 +409,35 @@ def _install(
     return time.monotonic() - t0, crossplane.metrics_port, 0.0
 
 
+class Costs(NamedTuple):
+    """What the API server and the controller side have spent so far: CPU seconds, requests and reconciles."""
+
+    apiserver_cpu: float
+    controller_cpu: dict[str, float]
+    requests: collections.Counter[str]
+    reconciles: collections.Counter[str]
+
+
+def costs_so_far(cp: ControlPlane, controllers: dict[str, list[int]], metrics_port: int) -> Costs:
+    return Costs(
+        apiserver_cpu=cpu_seconds(cp.pids["kube-apiserver"]),
+        controller_cpu={role: sum(map(cpu_seconds, pids)) for role, pids in controllers.items()},
+        requests=requests_served(cp),
+        reconciles=reconciles(metrics_port),
+    )
+
+
+def costs_since(before: Costs, after: Costs) -> Costs:
+    return Costs(
+        apiserver_cpu=round(after.apiserver_cpu - before.apiserver_cpu, 1),
+        controller_cpu={
+            role: round(cpu - before.controller_cpu[role], 1) for role, cpu in after.controller_cpu.items()
+        },
+        requests=after.requests - before.requests,
+        reconciles=after.reconciles - before.reconciles,
+    )
+
+
 def _measured_round(
     cp: ControlPlane, package: str, n: int, profile: int, profile_port: int, metrics_port: int
 ) -> dict[str, Any]:
@@ -416,9 +445,8 @@ def _measured_round(
     apiserver, crossplane = cp.pids["kube-apiserver"], cp.pids.get("crossplane")
     controllers = controllers_of(cp)
     peaks_reset = all(reset_peak(pid) for pids in controllers.values() for pid in pids)
-    cpu0 = cpu_seconds(apiserver), cpu_seconds(crossplane)
-    controller_cpu0 = {role: sum(map(cpu_seconds, pids)) for role, pids in controllers.items()}
-    requests0, reconciles0 = requests_served(cp), reconciles(metrics_port)
+    crossplane_cpu0 = cpu_seconds(crossplane)
+    before = costs_so_far(cp, controllers, metrics_port)
     threads = []
     if profile:
         out = cp.run_dir / f"profile-{package}-{n}"
@@ -432,19 +460,16 @@ def _measured_round(
     result = run_round(cp, n, upstream=package == "upstream")
     for thread in threads:
         thread.join()
-    requests = requests_served(cp) - requests0
+    spent = costs_since(before, costs_so_far(cp, controllers, metrics_port))
+    requests = spent.requests
     result["requests_by_kind"] = dict(requests.most_common(12))
     result["reconciles_per_graph"] = {
-        controller: round(count / n, 1)
-        for controller, count in (reconciles(metrics_port) - reconciles0).most_common()
-        if count >= n / 10
+        controller: round(count / n, 1) for controller, count in spent.reconciles.most_common() if count >= n / 10
     }
-    result["apiserver_cpu_s"] = round(cpu_seconds(apiserver) - cpu0[0], 1)
-    result["crossplane_cpu_s"] = round(cpu_seconds(crossplane) - cpu0[1], 1)
+    result["apiserver_cpu_s"] = spent.apiserver_cpu
+    result["crossplane_cpu_s"] = round(cpu_seconds(crossplane) - crossplane_cpu0, 1)
     # The controller side: Crossplane and the function's server, or the operator's manager (bench_controllers).
-    result["controller_cpu_s"] = {
-        role: round(sum(map(cpu_seconds, pids)) - controller_cpu0[role], 1) for role, pids in controllers.items()
-    }
+    result["controller_cpu_s"] = spent.controller_cpu
     result["controller_peak_rss_mib"] = {
         role: round(sum(status_mib(pid) or 0 for pid in pids)) for role, pids in controllers.items()
     }
@@ -463,26 +488,21 @@ def _measured_round(
 def _idle(cp: ControlPlane, seconds: int, graphs: int, metrics_port: int) -> dict[str, Any]:
     """What ``graphs`` Ready graphs cost while nothing changes, over ``seconds`` after the last round: the API
     server's and the controller side's CPU, and the requests and reconciles per graph per minute."""
-    apiserver = cp.pids["kube-apiserver"]
     controllers = controllers_of(cp)
-    cpu0 = cpu_seconds(apiserver)
-    controller_cpu0 = {role: sum(map(cpu_seconds, pids)) for role, pids in controllers.items()}
-    requests0, reconciles0 = requests_served(cp), reconciles(metrics_port)
+    before = costs_so_far(cp, controllers, metrics_port)
     time.sleep(seconds)
+    spent = costs_since(before, costs_so_far(cp, controllers, metrics_port))
     per_graph_minute = 60.0 / seconds / graphs
-    requests = requests_served(cp) - requests0
     return {
         "seconds": seconds,
         "graphs": graphs,
-        "apiserver_cpu_s": round(cpu_seconds(apiserver) - cpu0, 1),
-        "controller_cpu_s": {
-            role: round(sum(map(cpu_seconds, pids)) - controller_cpu0[role], 1) for role, pids in controllers.items()
+        "apiserver_cpu_s": spent.apiserver_cpu,
+        "controller_cpu_s": spent.controller_cpu,
+        "requests_per_graph_minute": round(spent.requests.total() * per_graph_minute, 2),
+        "requests_by_kind_per_graph_minute": {
+            k: round(v * per_graph_minute, 2) for k, v in spent.requests.most_common(8)
         },
-        "requests_per_graph_minute": round(requests.total() * per_graph_minute, 2),
-        "requests_by_kind_per_graph_minute": {k: round(v * per_graph_minute, 2) for k, v in requests.most_common(8)},
-        "reconciles_per_graph_minute": {
-            k: round(v * per_graph_minute, 2) for k, v in (reconciles(metrics_port) - reconciles0).most_common(4)
-        },
+        "reconciles_per_graph_minute": {k: round(v * per_graph_minute, 2) for k, v in spent.reconciles.most_common(4)},
     }
 
 
